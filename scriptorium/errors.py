@@ -1,0 +1,255 @@
+"""Sentinel errors: every failure scriptorium raises is a class of this tree.
+
+    ScriptoriumError
+    ├── InvalidRequestError (also ValueError)   invalid_request
+    ├── ProfileRequiredError                    profile_required
+    ├── APIKeyEnvMissingError                   api_key_env_missing
+    ├── APIKeyRequiredError                     api_key_required
+    ├── PromptLoadError                         prompt_load
+    ├── ProfileLoadError                        profile_load
+    ├── ArtifactLoadError                       artifact_load
+    ├── PromptRenderError                       prompt_render
+    ├── LLMGenerateError                        llm_generate
+    ├── ValidationError                         validation
+    └── OutputInvalidError                      output_invalid
+
+Match by class (``except PromptLoadError``) or by the stable ``code`` attribute, never by message text.
+A foreign exception is translated once, at the boundary where a collaborator raised it, with
+:func:`translate`, which keeps the original as ``__cause__`` and lets scriptorium's own errors through.
+
+Messages never carry a key value. Errors pickle with their attributes, but not with their cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+__all__ = [
+    "APIKeyEnvMissingError",
+    "APIKeyRequiredError",
+    "ArtifactLoadError",
+    "InvalidRequestError",
+    "LLMGenerateError",
+    "OutputInvalidError",
+    "ProfileLoadError",
+    "ProfileRequiredError",
+    "PromptLoadError",
+    "PromptRenderError",
+    "ScriptoriumError",
+    "ValidationError",
+    "describe",
+    "redact",
+    "translate",
+]
+
+_REDACTED = "[redacted]"
+
+
+def _rebuild(cls: type[ScriptoriumError], message: str, attrs: dict[str, Any]) -> ScriptoriumError:
+    return cls(message, **attrs)
+
+
+class ScriptoriumError(Exception):
+    """Base of every scriptorium error. ``code`` is stable; ``message`` is for people."""
+
+    code: ClassVar[str] = "scriptorium"
+    #: The attributes a subclass accepts as keywords (besides ``message``); all default to None.
+    fields: ClassVar[tuple[str, ...]] = ("prompt_id", "profile", "path")
+
+    def __init__(self, message: str, **attrs: Any) -> None:
+        unknown = set(attrs) - set(self.fields)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} got unexpected fields: {sorted(unknown)}")
+        super().__init__(message)
+        self.message = message
+        for name in self.fields:
+            setattr(self, name, attrs.get(name))
+
+    def attrs(self) -> dict[str, Any]:
+        """The structured fields of this error (those that are set)."""
+        return {n: getattr(self, n) for n in self.fields if getattr(self, n, None) is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form used by the CLI, the kernel and the HTTP adapter."""
+        return {"code": self.code, "message": self.message, **self.attrs()}
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.attrs().items())
+        return f"{type(self).__name__}({self.message!r}{extra})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default exception pickling keeps only ``args``; keep the fields too. ``__cause__`` is
+        # deliberately not pickled: a foreign cause may hold anything, secrets included.
+        return (_rebuild, (type(self), self.message, self.attrs()))
+
+
+class InvalidRequestError(ScriptoriumError, ValueError):
+    """Raised by prepare/run when the request itself is wrong: a bad prompt id, inputs failing the
+    definition's ``inputs`` schema, undeclared or missing artifacts, or an out-of-range override."""
+
+    code = "invalid_request"
+    fields = ("prompt_id", "profile", "path", "field")
+
+
+class ProfileRequiredError(ScriptoriumError):
+    """Raised by prepare when neither the request, the definition nor the engine names a profile."""
+
+    code = "profile_required"
+
+
+class APIKeyEnvMissingError(ScriptoriumError):
+    """Raised by prepare when the profile's ``api_key_env`` variable is unset or empty and no direct
+    key was given. ``env_var`` names the variable; its value is never shown."""
+
+    code = "api_key_env_missing"
+    fields = ("prompt_id", "profile", "path", "env_var")
+
+
+class APIKeyRequiredError(ScriptoriumError):
+    """Raised by prepare when the provider needs a key and neither a direct key nor ``api_key_env``
+    supplies one."""
+
+    code = "api_key_required"
+    fields = ("prompt_id", "profile", "path", "provider")
+
+
+class PromptLoadError(ScriptoriumError):
+    """Raised by a prompt repository when a definition is missing, unreadable, or invalid (front
+    matter, template syntax)."""
+
+    code = "prompt_load"
+
+
+class ProfileLoadError(ScriptoriumError):
+    """Raised by a profile repository when a profile is missing, unreadable, or invalid."""
+
+    code = "profile_load"
+
+
+class ArtifactLoadError(ScriptoriumError):
+    """Raised by an artifact reader when an artifact is missing, outside its root, too large, or not
+    decodable as its declared media type."""
+
+    code = "artifact_load"
+    fields = ("prompt_id", "profile", "path", "artifact")
+
+
+class PromptRenderError(ScriptoriumError):
+    """Raised by the renderer for an undefined variable, a sandbox violation, or a render bound
+    exceeded. Never a raw Jinja exception."""
+
+    code = "prompt_render"
+    fields = ("prompt_id", "profile", "path", "section")
+
+
+class LLMGenerateError(ScriptoriumError):
+    """Raised by an LLM client when generation failed. ``reason`` is one of :data:`REASONS`;
+    ``retryable`` says whether trying again later may help."""
+
+    code = "llm_generate"
+    fields = (
+        "prompt_id",
+        "profile",
+        "path",
+        "reason",
+        "retryable",
+        "http_status",
+        "retry_after_s",
+        "attempts",
+        "elapsed_s",
+        "provider",
+        "model",
+    )
+    REASONS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "rate_limited",
+            "overloaded",
+            "server_error",
+            "timeout",
+            "connection",
+            "auth",
+            "permission",
+            "quota",
+            "invalid_request",
+            "not_found",
+            "context_window",
+            "invalid_response",
+            "cancelled",
+            "provider_unavailable",
+            "config",
+            "replay_miss",
+        }
+    )
+
+    reason: str | None
+    retryable: bool | None
+    http_status: int | None
+    retry_after_s: float | None
+    attempts: int | None
+    elapsed_s: float | None
+    provider: str | None
+    model: str | None
+
+    def __init__(self, message: str, **attrs: Any) -> None:
+        reason = attrs.get("reason")
+        if reason is not None and reason not in self.REASONS:
+            raise TypeError(f"unknown LLMGenerateError reason {reason!r}")
+        super().__init__(message, **attrs)
+        if self.retryable is None:
+            self.retryable = False
+
+
+class ValidationError(ScriptoriumError):
+    """Raised when loading or compiling an output schema fails, or the validator itself breaks.
+    An output that fails its contract is *not* an error: it is reported in ``RunResult.validation``."""
+
+    code = "validation"
+
+
+class OutputInvalidError(ScriptoriumError):
+    """Raised only by ``RunResult.raise_for_validation()`` when the output failed its contract."""
+
+    code = "output_invalid"
+    fields = ("prompt_id", "profile", "path", "issues")
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every occurrence of each (non-empty) secret in ``text``."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, _REDACTED)
+    return text
+
+
+def describe(err: BaseException) -> str:
+    """A one-line account of a foreign exception: its type and first line."""
+    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    name = type(err).__name__
+    return f"{name}: {text}" if text else name
+
+
+@contextmanager
+def translate(
+    error: type[ScriptoriumError],
+    what: str,
+    *,
+    secrets: Iterable[str | None] = (),
+    **attrs: Any,
+) -> Iterator[None]:
+    """Translate any foreign exception raised in the block into ``error``, cause kept.
+
+    scriptorium's own errors pass through unchanged. ``secrets`` are scrubbed from the message.
+    ``KeyboardInterrupt``/``SystemExit`` and other non-``Exception`` signals are never translated.
+    """
+    try:
+        yield
+    except ScriptoriumError:
+        raise
+    except Exception as err:
+        message = redact(f"{what}: {describe(err)}", secrets)
+        raise error(message, **attrs) from err

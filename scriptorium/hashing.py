@@ -1,0 +1,36 @@
+"""Canonical JSON and the ``sha256:`` digests every hash of scriptorium uses (DESIGN section 6)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+__all__ = ["PREFIX", "canonical_json", "hash_bytes", "hash_json", "hash_text"]
+
+PREFIX = "sha256:"
+
+
+def canonical_json(obj: Any) -> bytes:
+    """The one byte form hashed everywhere: sorted keys, no spaces, UTF-8, non-ASCII kept as is.
+
+    Non-finite floats are refused (``ValueError``): they have no JSON form, so no stable hash.
+    """
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def hash_bytes(data: bytes) -> str:
+    """``sha256:<hex>`` of raw bytes (artifacts, template sources)."""
+    return PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def hash_text(text: str) -> str:
+    """``sha256:<hex>`` of a string's UTF-8 bytes (model outputs)."""
+    return hash_bytes(text.encode("utf-8"))
+
+
+def hash_json(obj: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``obj``."""
+    return hash_bytes(canonical_json(obj))

@@ -1,0 +1,148 @@
+"""What crosses the LLM boundary: requests, responses, usage and the target a profile names."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
+
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import Message
+
+__all__ = [
+    "KEYED_PROVIDERS",
+    "LLMRequest",
+    "LLMResponse",
+    "APIKey",
+    "RedactedSecretStr",
+    "StructuredOutput",
+    "Target",
+    "Usage",
+    "provider_needs_key",
+]
+
+#: Providers that cannot be called without a key; known by name, whatever client is injected.
+KEYED_PROVIDERS = frozenset({"anthropic", "openai"})
+
+
+def provider_needs_key(provider: str) -> bool:
+    """Whether ``provider`` needs an API key (``anthropic`` and ``openai`` do)."""
+    return provider in KEYED_PROVIDERS
+
+
+class RedactedSecretStr(SecretStr):
+    """A ``SecretStr`` that also refuses to travel in a pickle: it unpickles empty.
+
+    ``repr``, ``str`` and JSON dumps are already masked by pydantic; pickling is the remaining way a
+    key could be written somewhere by accident (a result cache, a multiprocessing queue).
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RedactedSecretStr, ("",))
+
+
+def _unwrap_secret(value: Any) -> Any:
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+
+#: The field type of every key: accepts ``str`` or any ``SecretStr``, keeps a :class:`RedactedSecretStr`.
+APIKey = Annotated[RedactedSecretStr, BeforeValidator(_unwrap_secret)]
+
+
+class Target(BaseModel):
+    """Where a request goes. ``explicit`` lists which fields a profile or override stated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: str
+    model: str = ""
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    explicit: tuple[str, ...] = ()
+
+    def hash_form(self) -> dict[str, Any]:
+        """The target as it counts for ``request_hash``: where the request goes, not how the key
+        is found."""
+        return {"provider": self.provider, "model": self.model, "endpoint": self.endpoint}
+
+
+class StructuredOutput(BaseModel):
+    """How the provider is asked for structured output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    schema_: dict[str, Any] | bool | None = Field(default=None, alias="schema")
+    name: str = "output"
+    strategy: Literal["auto", "native", "tool", "prompt"] = "auto"
+    #: ``json`` asks for any JSON value; ``json_schema`` for one matching ``schema``.
+    format: Literal["json", "json_schema"] = "json_schema"
+
+
+class Usage(BaseModel):
+    """Token counts and cost. ``cost_micro`` is integer micro-USD; ``llm_calls`` counts HTTP requests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cache_creation_input_tokens: int = Field(default=0, ge=0)
+    cache_read_input_tokens: int = Field(default=0, ge=0)
+    cost_micro: int = Field(default=0, ge=0)
+    llm_calls: int = Field(default=0, ge=0)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cost_micro=self.cost_micro + other.cost_micro,
+            llm_calls=self.llm_calls + other.llm_calls,
+        )
+
+
+class LLMRequest(BaseModel):
+    """One generation request. ``api_key`` is the only place a key value lives."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    target: Target
+    api_key: APIKey | None = None
+    system: str | None = None
+    messages: tuple[Message, ...] = ()
+    settings: ExecutionSettings = ExecutionSettings()
+    structured_output: StructuredOutput | None = None
+    session_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    #: Prices from the profile (USD per million tokens), overriding the built-in table.
+    pricing: dict[str, float] | None = None
+
+    def hash_form(self) -> dict[str, Any]:
+        """Everything that reaches the provider except the key (``request_hash``)."""
+        return {
+            "system": self.system,
+            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "target": self.target.hash_form(),
+            "settings": self.settings.model_dump(mode="json"),
+            "structured_output": None
+            if self.structured_output is None
+            else self.structured_output.model_dump(mode="json", by_alias=True),
+        }
+
+
+class LLMResponse(BaseModel):
+    """What a client returns. Every field but ``text`` has a default, so fakes stay short."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = ""
+    model: str = ""
+    #: ``stop``, ``length``, ``refusal``, ``tool_use``, or the provider's own value.
+    finish_reason: str = "stop"
+    usage: Usage = Usage()
+    #: HTTP requests made for this response, transport retries included.
+    attempts: int = Field(default=1, ge=0)
+    latency_ms: float = Field(default=0.0, ge=0)
+    #: Request id, strategy used, pricing notes.
+    metadata: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,34 @@
+"""Profiles (``profiles/<name>.yaml``): the model, the repository port and its adapters."""
+
+from typing import TYPE_CHECKING
+
+from scriptorium._lazy import lazy_getattr
+from scriptorium.profile.model import (
+    DEFAULT_SETTINGS,
+    ExecutionSettings,
+    Pricing,
+    Profile,
+    SettingsPatch,
+    looks_like_secret,
+    validate_endpoint,
+)
+from scriptorium.profile.repository import Repository
+
+if TYPE_CHECKING:
+    from scriptorium.profile.files import FileRepository
+    from scriptorium.profile.memory import MemoryRepository
+
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "ExecutionSettings",
+    "FileRepository",
+    "MemoryRepository",
+    "Pricing",
+    "Profile",
+    "Repository",
+    "SettingsPatch",
+    "looks_like_secret",
+    "validate_endpoint",
+]
+
+__getattr__ = lazy_getattr(__name__, {"FileRepository": "files", "MemoryRepository": "memory"})

@@ -1,0 +1,148 @@
+"""Profiles: where a prompt runs (provider, model, endpoint, key variable) and with which settings."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "ENV_VAR_PATTERN",
+    "ExecutionSettings",
+    "Pricing",
+    "Profile",
+    "SettingsPatch",
+    "looks_like_secret",
+    "validate_endpoint",
+]
+
+ENV_VAR_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+# Shapes of pasted credentials: provider key prefixes, bearer tokens, and long high-entropy runs.
+_SECRET_PATTERNS = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{10,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{20,}"),
+)
+
+
+def looks_like_secret(value: str) -> bool:
+    """Whether ``value`` looks like a credential pasted where a name or setting belongs."""
+    return any(p.search(value) for p in _SECRET_PATTERNS)
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in _LOOPBACK_NAMES or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def validate_endpoint(url: str) -> str:
+    """Check an endpoint URL: https anywhere, http only for loopback hosts; no credentials in it."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("endpoint must be an http(s) URL with a host")
+    if parts.username or parts.password:
+        raise ValueError("endpoint must not carry credentials")
+    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        raise ValueError("endpoint must use https unless the host is loopback")
+    return url
+
+
+class ExecutionSettings(BaseModel):
+    """The effective generation settings of a run, each bounded."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_tokens: int = Field(default=1024, ge=1, le=1_000_000)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=0, le=100_000)
+    stop_sequences: tuple[str, ...] = Field(default=(), max_length=16)
+    timeout_s: float = Field(default=60.0, gt=0.0, le=3600.0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+
+
+DEFAULT_SETTINGS = ExecutionSettings()
+
+
+class SettingsPatch(BaseModel):
+    """Settings as a profile states them: every field optional, ``None`` meaning "not given"."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=0, le=100_000)
+    stop_sequences: tuple[str, ...] | None = Field(default=None, max_length=16)
+    timeout_s: float | None = Field(default=None, gt=0.0, le=3600.0)
+    max_retries: int | None = Field(default=None, ge=0, le=10)
+
+    def given(self) -> dict[str, Any]:
+        """The fields that were stated."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class Pricing(BaseModel):
+    """Prices in USD per million tokens, per token class."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+
+
+class Profile(BaseModel):
+    """A parsed profile. It holds the *name* of the key variable, never a key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    provider: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")
+    model: str = Field(default="", max_length=200)
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    settings: SettingsPatch = SettingsPatch()
+    pricing: Pricing | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    #: The file the profile came from (for relative paths in ``options``); not part of its hash.
+    source: str | None = Field(default=None, exclude=True)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        return None if value is None else validate_endpoint(value)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _api_key_env(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if looks_like_secret(value):
+            raise ValueError("api_key_env must name a variable; it looks like a pasted key")
+        if not ENV_VAR_PATTERN.fullmatch(value):
+            raise ValueError("api_key_env must look like an environment variable name")
+        return value
+
+    def hash_form(self) -> dict[str, Any]:
+        """The parsed profile as hashed for ``profile_hash`` (name and source excluded)."""
+        data = self.model_dump(mode="json", exclude={"name", "source"})
+        data["settings"] = self.settings.given()
+        return data

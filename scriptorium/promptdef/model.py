@@ -1,0 +1,88 @@
+"""Prompt definitions: front matter (what a prompt needs and promises) plus role sections."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "PROMPT_ID_PATTERN",
+    "ArtifactSpec",
+    "OutputSpec",
+    "PromptDefinition",
+    "Section",
+    "is_valid_prompt_id",
+]
+
+PROMPT_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}(/[a-z0-9][a-z0-9_-]{0,63}){0,3}$")
+
+Role = Literal["system", "user", "assistant"]
+OutputFormat = Literal["text", "json", "json_schema"]
+Strategy = Literal["auto", "native", "tool", "prompt"]
+ParseMode = Literal["strict", "lenient"]
+
+
+def is_valid_prompt_id(prompt_id: object) -> bool:
+    """Whether ``prompt_id`` is a well-formed id (checked before any path is built from it)."""
+    return isinstance(prompt_id, str) and PROMPT_ID_PATTERN.fullmatch(prompt_id) is not None
+
+
+class ArtifactSpec(BaseModel):
+    """What a prompt declares about one artifact it reads."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    required: bool = True
+    media_type: str | None = Field(default=None, pattern=r"^[a-z*]+/[a-z0-9.+*-]+$")
+    max_bytes: int | None = Field(default=None, ge=0, le=1 << 34)
+    description: str | None = None
+
+
+class OutputSpec(BaseModel):
+    """The output contract as written: ``schema`` stays a reference (or an inline object) here."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    format: OutputFormat = "text"
+    schema_: str | dict[str, Any] | None = Field(default=None, alias="schema")
+    repair_attempts: int = Field(default=0, ge=0, le=5)
+    strategy: Strategy = "auto"
+    parse: ParseMode = "lenient"
+
+
+class Section(BaseModel):
+    """One role section of the body, as template source (rendered on its own)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    template: str
+
+
+class PromptDefinition(BaseModel):
+    """A parsed ``.prompt.md`` file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    description: str | None = None
+    version: int | str | None = None
+    profile: str | None = None
+    inputs: dict[str, Any] | None = None
+    artifacts: dict[str, ArtifactSpec] = Field(default_factory=dict)
+    output: OutputSpec = OutputSpec()
+    session_id: str | None = None
+    sections: tuple[Section, ...] = ()
+    #: Path of the file relative to the prompts root (``extract/invoice.prompt.md``); the base for
+    #: relative schema references.
+    source: str | None = None
+
+    def hash_form(self, schema_document: Any = None) -> dict[str, Any]:
+        """The definition as hashed for ``definition_hash``: parsed front matter with the template
+        sections and the loaded schema document inlined. ``source`` is not part of it."""
+        data = self.model_dump(mode="json", by_alias=True, exclude={"source"})
+        if schema_document is not None:
+            data["output"]["schema"] = schema_document
+        return data

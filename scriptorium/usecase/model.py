@@ -1,0 +1,154 @@
+"""Requests and results of the use case: what callers send, what prepare and run give back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scriptorium.errors import OutputInvalidError
+from scriptorium.llm.model import APIKey, Target, Usage
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
+
+__all__ = [
+    "ArtifactRecord",
+    "AttemptRecord",
+    "MessageRecord",
+    "OutputRecord",
+    "Overrides",
+    "PreparedRun",
+    "RunRequest",
+    "RunResult",
+]
+
+SettingSource = Literal["default", "profile", "override"]
+
+
+class Overrides(BaseModel):
+    """Per-request overrides. ``None`` means "not given", so an explicit ``0``/``0.0`` always wins."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    endpoint: str | None = None
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    top_k: int | None = Field(default=None, ge=0, le=100_000)
+    stop_sequences: tuple[str, ...] | None = Field(default=None, max_length=16)
+    timeout_s: float | None = Field(default=None, gt=0.0, le=3600.0)
+    max_retries: int | None = Field(default=None, ge=0, le=10)
+    repair_attempts: int | None = Field(default=None, ge=0, le=5)
+
+
+class RunRequest(BaseModel):
+    """One run: which prompt, with what, where. ``api_key`` reaches the LLM boundary only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_id: str
+    profile: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    artifacts: dict[str, str] = Field(default_factory=dict)
+    overrides: Overrides = Overrides()
+    api_key: APIKey | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ArtifactRecord(BaseModel):
+    """An artifact as prepared: where it came from and its digest, not its content."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    ref: str
+    media_type: str
+    size: int
+    sha256: str
+
+
+class MessageRecord(BaseModel):
+    """A rendered message as kept in ``PreparedRun``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class PreparedRun(BaseModel):
+    """Everything about a run except the LLM call. Holds no key value, only the variable's name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_id: str
+    prompt_version: int | str | None = None
+    definition_hash: str
+    profile: str
+    profile_hash: str
+    target: Target
+    settings: ExecutionSettings
+    settings_sources: dict[str, SettingSource]
+    output: OutputContract
+    artifacts: tuple[ArtifactRecord, ...] = ()
+    inputs_hash: str
+    system: str | None = None
+    messages: tuple[MessageRecord, ...] = ()
+    session_id: str | None = None
+    rendered_prompt_hash: str
+    request_hash: str
+
+
+class OutputRecord(BaseModel):
+    """The final output text and its digest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    sha256: str
+
+
+class AttemptRecord(BaseModel):
+    """One generation (initial or repair) and its verdict."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["initial", "repair"]
+    text: str
+    finish_reason: str
+    usage: Usage
+    latency_ms: float
+    valid: bool
+    issues: tuple[ValidationIssue, ...] = ()
+
+
+class RunResult(BaseModel):
+    """The outcome of a run. Invalid output is reported here; it does not raise."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    started_at: datetime
+    finished_at: datetime
+    duration_ms: float
+    prepared: PreparedRun
+    output: OutputRecord
+    validation: ValidationResult
+    attempts: tuple[AttemptRecord, ...]
+    usage: Usage
+    finish_reason: str
+    model: str
+
+    def raise_for_validation(self) -> RunResult:
+        """Raise ``OutputInvalidError`` when the output failed its contract; else return self."""
+        if not self.validation.valid:
+            first = self.validation.issues[0].message if self.validation.issues else "invalid"
+            raise OutputInvalidError(
+                f"output of {self.prepared.prompt_id!r} is invalid: {first}",
+                prompt_id=self.prepared.prompt_id,
+                profile=self.prepared.profile,
+                issues=[i.model_dump() for i in self.validation.issues],
+            )
+        return self
