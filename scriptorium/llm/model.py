@@ -117,6 +117,12 @@ class LLMRequest(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: Prices from the profile (USD per million tokens), overriding the built-in table.
     pricing: dict[str, float] | None = None
+    #: The profile's provider-specific ``options`` (``fake`` responses, ``replay`` cassette). Never
+    #: secret: profile parsing refuses secret-looking values. Not part of ``hash_form``.
+    options: dict[str, Any] = Field(default_factory=dict)
+    #: The profile file the request's target came from, for paths in ``options`` relative to it.
+    #: Not part of ``hash_form``.
+    profile_source: str | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""
