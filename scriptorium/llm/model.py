@@ -11,9 +11,9 @@ from scriptorium.prompt.model import Message
 
 __all__ = [
     "KEYED_PROVIDERS",
+    "APIKey",
     "LLMRequest",
     "LLMResponse",
-    "APIKey",
     "RedactedSecretStr",
     "StructuredOutput",
     "Target",
@@ -117,10 +117,6 @@ class LLMRequest(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: Prices from the profile (USD per million tokens), overriding the built-in table.
     pricing: dict[str, float] | None = None
-    #: The profile's provider-specific ``options`` (never secrets: profiles refuse them).
-    options: dict[str, Any] = Field(default_factory=dict)
-    #: The profile file, for options holding relative paths (replay cassettes).
-    profile_source: str | None = None
     #: The profile's provider-specific ``options`` (``fake`` responses, ``replay`` cassette). Never
     #: secret: profile parsing refuses secret-looking values. Not part of ``hash_form``.
     options: dict[str, Any] = Field(default_factory=dict)
