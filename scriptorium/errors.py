@@ -226,8 +226,30 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return text
 
 
+def _pydantic_summary(err: BaseException) -> str | None:
+    # pydantic's own str() repeats the offending input values; list field paths and reasons only.
+    errors = getattr(err, "errors", None)
+    if not callable(errors) or not hasattr(err, "title"):
+        return None
+    try:
+        items = errors(include_input=False, include_url=False)
+    except Exception:
+        return None
+    parts = []
+    for item in items[:5]:
+        loc = ".".join(str(p) for p in item.get("loc", ())) or "value"
+        parts.append(f"{loc}: {item.get('msg', 'invalid')}")
+    if len(items) > 5:
+        parts.append(f"and {len(items) - 5} more")
+    return "; ".join(parts)
+
+
 def describe(err: BaseException) -> str:
-    """A one-line account of a foreign exception: its type and first line."""
+    """A one-line account of a foreign exception: its type and first line (for pydantic validation
+    errors, the failing fields and reasons, without the input values)."""
+    summary = _pydantic_summary(err)
+    if summary is not None:
+        return summary
     text = str(err).strip().splitlines()[0] if str(err).strip() else ""
     name = type(err).__name__
     return f"{name}: {text}" if text else name

@@ -1,0 +1,165 @@
+"""The Engine: the one composition root. It wires the file adapters, the Jinja renderer, the schema
+validator and the provider router over a project directory, and hands requests to a Runner."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
+from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+from scriptorium.usecase.runner import Clock, NewId, Runner
+
+if TYPE_CHECKING:
+    from scriptorium.lint import Problem
+    from scriptorium.llm.retry import RetryHooks
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    """scriptorium over a project directory holding ``prompts/`` and ``profiles/``.
+
+    ``client`` replaces the provider router for every profile (tests, custom providers);
+    ``repair=True`` adds the default output repairer (off by default); ``env`` is where key
+    variables are read (default ``os.environ``, read at run time); ``artifact_root`` is where
+    artifact references resolve (default ``root``). Construction does no I/O.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] = ".",
+        *,
+        client: Client | AsyncClient | None = None,
+        repair: bool = False,
+        env: Mapping[str, str] | None = None,
+        artifact_root: str | os.PathLike[str] | None = None,
+        default_profile: str | None = None,
+        clock: Clock | None = None,
+        new_id: NewId | None = None,
+        retry_hooks: RetryHooks | None = None,
+    ) -> None:
+        from scriptorium.artifact.files import FileReader
+        from scriptorium.profile.files import FileRepository as ProfileFiles
+        from scriptorium.prompt.jinja import JinjaRenderer
+        from scriptorium.promptdef.files import FileRepository as PromptFiles
+        from scriptorium.usecase.repair import DefaultOutputRepairer
+        from scriptorium.validate.schema import SchemaValidator
+
+        self.root = Path(root)
+        prompts_dir = self.root / "prompts"
+        if client is None:
+            from scriptorium.llm.router import Router
+
+            client = Router(hooks=retry_hooks)
+        self.client = client
+        repairer = None
+        if repair:
+            if not isinstance(client, Client):
+                raise InvalidRequestError("repair=True needs a client with generate()")
+            repairer = DefaultOutputRepairer(client)
+        self.prompts = PromptFiles(prompts_dir)
+        self.profiles = ProfileFiles(self.root / "profiles")
+        self.validator = SchemaValidator(prompts_dir)
+        self.renderer = JinjaRenderer()
+        self.artifacts = FileReader(self.root if artifact_root is None else Path(artifact_root))
+        self.runner = Runner(
+            prompts=self.prompts,
+            profiles=self.profiles,
+            artifacts=self.artifacts,
+            renderer=self.renderer,
+            client=client,
+            validator=self.validator,
+            repairer=repairer,
+            env=env,
+            clock=clock,
+            new_id=new_id,
+            default_profile=default_profile,
+        )
+
+    def __repr__(self) -> str:
+        return f"Engine(root={str(self.root)!r})"
+
+    # -- single runs ---------------------------------------------------------------------------
+
+    def prepare(self, request: RunRequest | str, /, **fields: Any) -> PreparedRun:
+        """Everything but the LLM call (messages, target, settings, hashes)."""
+        return self.runner.prepare(as_request(request, fields))
+
+    def run(self, request: RunRequest | str, /, **fields: Any) -> RunResult:
+        """Prepare, call the model, validate, repair when enabled."""
+        return self.runner.run(as_request(request, fields))
+
+    async def arun(self, request: RunRequest | str, /, **fields: Any) -> RunResult:
+        """The async twin of :meth:`run`."""
+        return await self.runner.arun(as_request(request, fields))
+
+    # -- batches -------------------------------------------------------------------------------
+
+    def run_many(
+        self, requests: Iterable[RunRequest], *, concurrency: int = 8
+    ) -> list[RunResult | ScriptoriumError]:
+        """Run every request with at most ``concurrency`` in flight. Results come back in input
+        order; a failed item is its error in that slot and never sinks the batch."""
+        items = list(requests)
+        if concurrency < 1:
+            raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
+        if not items:
+            return []
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
+            return list(pool.map(self._run_one, items))
+
+    async def arun_many(
+        self, requests: Iterable[RunRequest], *, concurrency: int = 8
+    ) -> list[RunResult | ScriptoriumError]:
+        """The async twin of :meth:`run_many`."""
+        items = list(requests)
+        if concurrency < 1:
+            raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(item: RunRequest) -> RunResult | ScriptoriumError:
+            async with gate:
+                try:
+                    return await self.runner.arun(item)
+                except ScriptoriumError as err:
+                    return err
+
+        return list(await asyncio.gather(*(one(i) for i in items)))
+
+    def _run_one(self, request: RunRequest) -> RunResult | ScriptoriumError:
+        try:
+            return self.runner.run(request)
+        except ScriptoriumError as err:
+            return err
+
+    # -- the project ---------------------------------------------------------------------------
+
+    def list_prompts(self) -> list[str]:
+        """Every prompt id under ``prompts/``."""
+        return self.prompts.list()
+
+    def list_profiles(self) -> list[str]:
+        """Every profile name under ``profiles/``."""
+        return self.profiles.list()
+
+    def check(self) -> list[Problem]:
+        """Every problem in the project's prompts, profiles, templates and schemas."""
+        from scriptorium.lint import check_project
+
+        return check_project(self)
+
+
+def as_request(request: RunRequest | str, fields: Mapping[str, Any]) -> RunRequest:
+    """A ``RunRequest`` from either a request or a prompt id plus request fields."""
+    if isinstance(request, RunRequest):
+        if fields:
+            raise InvalidRequestError("pass either a RunRequest or a prompt id with fields")
+        return request
+    with translate(InvalidRequestError, "invalid request"):
+        return RunRequest(prompt_id=request, **fields)

@@ -1,0 +1,170 @@
+"""Fakes for testing code that uses scriptorium (and for scriptorium's own tests).
+
+    from scriptorium.testing import FakeClient, MemoryPromptRepository, ...
+    client = FakeClient(['{"name": "Ada"}'])
+    engine = Engine("my_project", client=client)
+    assert engine.run("extract/contact", ...).validation.valid
+    assert client.requests[0].messages[0].content.startswith(...)
+
+The in-memory repositories and reader are the same adapters scriptorium's contract tests run
+against the file ones, so they cannot drift from the real thing. ``FakeAnthropicServer`` speaks the
+Messages API on loopback so the real SDK can be tested end to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from scriptorium._lazy import lazy_getattr
+from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+
+if TYPE_CHECKING:
+    from scriptorium._testing.anthropic_server import FakeAnthropicServer
+    from scriptorium._testing.openai_server import FakeOpenAIServer
+    from scriptorium.artifact.memory import MemoryReader as MemoryArtifactReader
+    from scriptorium.profile.memory import MemoryRepository as MemoryProfileRepository
+    from scriptorium.promptdef.memory import MemoryRepository as MemoryPromptRepository
+
+__all__ = [
+    "FakeAnthropicServer",
+    "FakeClient",
+    "FakeOpenAIServer",
+    "FixedClock",
+    "MemoryArtifactReader",
+    "MemoryProfileRepository",
+    "MemoryPromptRepository",
+    "Scripted",
+    "SequentialIds",
+]
+
+#: One scripted turn: a text, a full response, an exception to raise, or a callable of the request
+#: returning a text or a response (sync or async).
+Scripted = (
+    str
+    | LLMResponse
+    | BaseException
+    | Callable[[LLMRequest], "str | LLMResponse | Awaitable[str | LLMResponse]"]
+)
+
+_lazy = lazy_getattr(
+    "scriptorium",
+    {
+        "FakeAnthropicServer": "_testing.anthropic_server",
+        "FakeOpenAIServer": "_testing.openai_server",
+    },
+)
+_ALIASES = {
+    "MemoryPromptRepository": ("scriptorium.promptdef.memory", "MemoryRepository"),
+    "MemoryProfileRepository": ("scriptorium.profile.memory", "MemoryRepository"),
+    "MemoryArtifactReader": ("scriptorium.artifact.memory", "MemoryReader"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    alias = _ALIASES.get(name)
+    if alias is not None:
+        import importlib
+
+        return getattr(importlib.import_module(alias[0]), alias[1])
+    return _lazy(name)
+
+
+class FakeClient:
+    """A scripted LLM client, sync and async.
+
+    Each call takes the next scripted turn; the last one repeats once the script runs out. Every
+    request is recorded in ``.requests`` (with its key, as a real client would receive it).
+    """
+
+    def __init__(self, responses: Iterable[Scripted] = ("",), *, model: str = "fake-model") -> None:
+        self._script = list(responses)
+        if not self._script:
+            raise ValueError("FakeClient needs at least one scripted response")
+        self._model = model
+        self._lock = threading.Lock()
+        self._turn = 0
+        self.requests: list[LLMRequest] = []
+
+    @property
+    def calls(self) -> int:
+        """How many requests were made."""
+        return len(self.requests)
+
+    def _next(self, request: LLMRequest) -> Scripted:
+        with self._lock:
+            self.requests.append(request)
+            item = self._script[min(self._turn, len(self._script) - 1)]
+            self._turn += 1
+        return item
+
+    def _wrap(self, value: str | LLMResponse) -> LLMResponse:
+        if isinstance(value, LLMResponse):
+            return value
+        usage = Usage(input_tokens=0, output_tokens=len(value) // 4)
+        return LLMResponse(text=value, model=self._model, usage=usage)
+
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        """The next scripted response (an async callable is run to completion)."""
+        item = self._next(request)
+        if isinstance(item, BaseException):
+            raise item
+        if callable(item) and not isinstance(item, LLMResponse):
+            value = item(request)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_awaited(value))
+            return self._wrap(value)
+        return self._wrap(item)
+
+    async def agenerate(self, request: LLMRequest) -> LLMResponse:
+        """The async twin of :meth:`generate`."""
+        item = self._next(request)
+        if isinstance(item, BaseException):
+            raise item
+        if callable(item) and not isinstance(item, LLMResponse):
+            value = item(request)
+            if inspect.isawaitable(value):
+                value = await value
+            return self._wrap(value)
+        return self._wrap(item)
+
+
+async def _awaited(value: Awaitable[str | LLMResponse]) -> str | LLMResponse:
+    return await value
+
+
+class FixedClock:
+    """A clock for ``Runner(clock=...)``: starts at ``start`` and advances ``step`` per reading."""
+
+    def __init__(
+        self,
+        start: datetime = datetime(2026, 1, 1, tzinfo=UTC),
+        step: timedelta = timedelta(0),
+    ) -> None:
+        self._now = start
+        self._step = step
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            now = self._now
+            self._now = now + self._step
+        return now
+
+
+class SequentialIds:
+    """Run ids for ``Runner(new_id=...)``: ``run-1``, ``run-2``, ..."""
+
+    def __init__(self, prefix: str = "run-") -> None:
+        self._prefix = prefix
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> str:
+        with self._lock:
+            self._count += 1
+            return f"{self._prefix}{self._count}"

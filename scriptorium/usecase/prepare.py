@@ -1,0 +1,272 @@
+"""The Prepare flow (DESIGN section 4, steps 1-8) as small functions the Runner calls in order.
+
+Each step translates whatever its collaborator raises into that step's sentinel, cause kept; the
+functions here hold no state, so a Runner can serve many requests at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from scriptorium.artifact.model import Artifact
+from scriptorium.artifact.reader import Reader
+from scriptorium.errors import (
+    APIKeyEnvMissingError,
+    APIKeyRequiredError,
+    ArtifactLoadError,
+    InvalidRequestError,
+    ProfileRequiredError,
+    ValidationError,
+    translate,
+)
+from scriptorium.hashing import canonical_json, hash_json
+from scriptorium.llm.model import StructuredOutput, Target, provider_needs_key
+from scriptorium.profile.model import (
+    DEFAULT_SETTINGS,
+    ExecutionSettings,
+    Profile,
+    validate_endpoint,
+)
+from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
+from scriptorium.usecase.model import RunRequest, SettingSource
+from scriptorium.validate.model import LoadedSchema, OutputContract
+from scriptorium.validate.validator import Validator
+
+__all__ = [
+    "check_prompt_id",
+    "credential",
+    "definition_hash",
+    "merge_settings",
+    "output_contract",
+    "read_artifacts",
+    "select_profile",
+    "structured_output",
+    "target_for",
+    "validate_inputs",
+]
+
+_SETTING_FIELDS = tuple(ExecutionSettings.model_fields)
+
+
+def check_prompt_id(prompt_id: str) -> None:
+    """Step 1: the id must match the id pattern before anything is looked up."""
+    if not is_valid_prompt_id(prompt_id):
+        raise InvalidRequestError(
+            "invalid prompt id: use lowercase letters, digits, '-', '_' and up to three '/'",
+            field="prompt_id",
+        )
+
+
+def select_profile(request: RunRequest, definition: PromptDefinition, default: str | None) -> str:
+    """Step 2: the explicit profile, else the definition's, else the engine's default."""
+    name = request.profile or definition.profile or default
+    if not name:
+        raise ProfileRequiredError(
+            f"prompt {request.prompt_id!r} names no profile and none was given",
+            prompt_id=request.prompt_id,
+        )
+    return name
+
+
+def merge_settings(
+    profile: Profile, request: RunRequest
+) -> tuple[ExecutionSettings, dict[str, SettingSource]]:
+    """Step 3: built-in defaults < profile settings < overrides, keeping where each came from.
+
+    Presence, not truthiness, decides: an override of ``0`` or ``0.0`` wins.
+    """
+    from_profile = profile.settings.given()
+    overrides = request.overrides
+    values: dict[str, Any] = {}
+    sources: dict[str, SettingSource] = {}
+    for name in _SETTING_FIELDS:
+        override = getattr(overrides, name)
+        if override is not None:
+            values[name], sources[name] = override, "override"
+        elif name in from_profile:
+            values[name], sources[name] = from_profile[name], "profile"
+        else:
+            values[name], sources[name] = getattr(DEFAULT_SETTINGS, name), "default"
+    with translate(InvalidRequestError, "invalid settings", prompt_id=request.prompt_id):
+        settings = ExecutionSettings(**values)
+    return settings, sources
+
+
+def target_for(profile: Profile, request: RunRequest) -> Target:
+    """Step 4a: provider, model and endpoint, with overrides applied and the endpoint checked."""
+    overrides = request.overrides
+    explicit = ["provider"]
+    model = profile.model
+    if profile.model:
+        explicit.append("model")
+    if overrides.model is not None:
+        model = overrides.model
+        explicit.append("model")
+    endpoint = profile.endpoint
+    if endpoint is not None:
+        explicit.append("endpoint")
+    if overrides.endpoint is not None:
+        with translate(InvalidRequestError, "invalid endpoint override", field="endpoint"):
+            endpoint = validate_endpoint(overrides.endpoint)
+        explicit.append("endpoint")
+    if profile.api_key_env:
+        explicit.append("api_key_env")
+    if provider_needs_key(profile.provider) and not model:
+        raise InvalidRequestError(
+            f"profile {profile.name!r} names no model for provider {profile.provider!r}",
+            profile=profile.name,
+            field="model",
+        )
+    return Target(
+        provider=profile.provider,
+        model=model,
+        endpoint=endpoint,
+        api_key_env=profile.api_key_env,
+        explicit=tuple(dict.fromkeys(explicit)),
+    )
+
+
+def credential(profile: Profile, request: RunRequest, env: Mapping[str, str]) -> str | None:
+    """Step 4b: a direct key wins; else the profile's variable must be set and non-empty.
+
+    Whether a key is needed is decided by the provider's name, whatever client will be used.
+    """
+    if request.api_key is not None and request.api_key.get_secret_value():
+        return request.api_key.get_secret_value()
+    if profile.api_key_env:
+        value = env.get(profile.api_key_env)
+        if not value:
+            raise APIKeyEnvMissingError(
+                f"environment variable {profile.api_key_env} is unset or empty "
+                f"(profile {profile.name!r} reads its key from it)",
+                env_var=profile.api_key_env,
+                profile=profile.name,
+                prompt_id=request.prompt_id,
+            )
+        return value
+    if provider_needs_key(profile.provider):
+        raise APIKeyRequiredError(
+            f"provider {profile.provider!r} needs an API key: set api_key_env in profile "
+            f"{profile.name!r} or pass api_key",
+            provider=profile.provider,
+            profile=profile.name,
+            prompt_id=request.prompt_id,
+        )
+    return None
+
+
+def output_contract(
+    definition: PromptDefinition, request: RunRequest, validator: Validator
+) -> tuple[OutputContract, LoadedSchema | None]:
+    """Step 5: the effective output contract; a ``json_schema`` schema is loaded and compiled now,
+    so a broken schema fails before any LLM call."""
+    spec = definition.output
+    loaded: LoadedSchema | None = None
+    if spec.format == "json_schema":
+        if spec.schema_ is None:
+            raise ValidationError(
+                f"prompt {definition.id!r} has output format json_schema but no schema",
+                prompt_id=definition.id,
+            )
+        with translate(ValidationError, "loading the output schema", prompt_id=definition.id):
+            loaded = validator.load_schema(spec.schema_, relative_to=definition.source)
+    repair_attempts = request.overrides.repair_attempts
+    contract = OutputContract(
+        format=spec.format,
+        schema_=None if loaded is None else loaded.document,
+        schema_hash=None if loaded is None else loaded.hash,
+        repair_attempts=spec.repair_attempts if repair_attempts is None else repair_attempts,
+        strategy=spec.strategy,
+        parse=spec.parse,
+    )
+    return contract, loaded
+
+
+def validate_inputs(
+    definition: PromptDefinition, inputs: dict[str, Any], validator: Validator
+) -> bytes:
+    """Step 6a: inputs must be JSON data and satisfy the definition's ``inputs`` schema.
+
+    Returns the canonical JSON of the inputs (hashed for ``inputs_hash``). The check goes through
+    the Validator port: the inputs document is validated exactly like a strict JSON output.
+    """
+    with translate(InvalidRequestError, "inputs are not JSON data", field="inputs"):
+        encoded = canonical_json(inputs)
+    if definition.inputs is None:
+        return encoded
+    with translate(ValidationError, "loading the inputs schema", prompt_id=definition.id):
+        loaded = validator.load_schema(definition.inputs, relative_to=definition.source)
+        contract = OutputContract(
+            format="json_schema", schema_=loaded.document, schema_hash=loaded.hash, parse="strict"
+        )
+        verdict = validator.validate(encoded.decode("utf-8"), contract)
+    if not verdict.valid:
+        details = "; ".join(f"{i.path or '/'}: {i.message}" for i in verdict.issues[:5])
+        raise InvalidRequestError(
+            f"inputs do not match prompt {definition.id!r}: {details}",
+            prompt_id=definition.id,
+            field="inputs",
+        )
+    return encoded
+
+
+def read_artifacts(
+    definition: PromptDefinition, refs: Mapping[str, str], reader: Reader
+) -> dict[str, Artifact]:
+    """Step 6b: every declared artifact that was given is read and hashed; undeclared or missing
+    required ones are request errors."""
+    undeclared = sorted(set(refs) - set(definition.artifacts))
+    if undeclared:
+        raise InvalidRequestError(
+            f"prompt {definition.id!r} declares no artifact named {', '.join(undeclared)}",
+            prompt_id=definition.id,
+            field="artifacts",
+        )
+    missing = sorted(n for n, s in definition.artifacts.items() if s.required and n not in refs)
+    if missing:
+        raise InvalidRequestError(
+            f"prompt {definition.id!r} requires artifact {', '.join(missing)}",
+            prompt_id=definition.id,
+            field="artifacts",
+        )
+    artifacts: dict[str, Artifact] = {}
+    for name in sorted(refs):
+        spec = definition.artifacts[name]
+        with translate(
+            ArtifactLoadError, f"reading artifact {name!r}", prompt_id=definition.id, artifact=name
+        ):
+            artifacts[name] = reader.read(
+                refs[name], name=name, media_type=spec.media_type, max_bytes=spec.max_bytes
+            )
+    return artifacts
+
+
+_NAME_RE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def structured_output(
+    definition: PromptDefinition, contract: OutputContract
+) -> StructuredOutput | None:
+    """Step 8a: how the provider is asked for structure (``None`` for text)."""
+    if contract.format == "text":
+        return None
+    name = _NAME_RE.sub("_", definition.id)[:64] or "output"
+    return StructuredOutput(
+        schema_=contract.schema_ if contract.format == "json_schema" else None,
+        name=name,
+        strategy=contract.strategy,
+        format=contract.format,
+    )
+
+
+def definition_hash(definition: PromptDefinition, loaded: LoadedSchema | None) -> str:
+    """The definition with its template body and schema document inlined."""
+    document: Any = None
+    if loaded is not None:
+        referenced = getattr(loaded, "referenced", None)
+        document = (
+            loaded.document if not referenced else {"root": loaded.document, "refs": referenced}
+        )
+    return hash_json(definition.hash_form(document))

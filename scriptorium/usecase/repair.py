@@ -1,0 +1,96 @@
+"""The repair boundary: the OutputRepairer port and the default repairer that asks the model again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.prompt.model import Message
+from scriptorium.usecase.model import PreparedRun
+from scriptorium.validate.model import ValidationIssue
+
+__all__ = ["DefaultOutputRepairer", "OutputRepairer", "RepairContext", "RepairResult"]
+
+# Issues listed in a repair request; beyond this the model gets a count, so a pathological output
+# cannot make the repair prompt larger than the thing being repaired.
+_MAX_ISSUES_SHOWN = 20
+
+
+class RepairContext(BaseModel):
+    """What a repairer gets: the original request (with the key, for the client), the last failed
+    output and its issues, and which repair this is (1-based)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prepared: PreparedRun
+    request: LLMRequest
+    previous_output: str
+    issues: tuple[ValidationIssue, ...]
+    attempt: int
+
+
+class RepairResult(BaseModel):
+    """A repaired generation; it is validated again by the runner."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    response: LLMResponse
+
+
+@runtime_checkable
+class OutputRepairer(Protocol):
+    """Turns an invalid output into another attempt. Raise ``LLMGenerateError`` when it cannot."""
+
+    def repair(self, context: RepairContext) -> RepairResult:
+        """A new generation meant to satisfy the contract."""
+        ...
+
+
+def repair_request(context: RepairContext) -> LLMRequest:
+    """The original request plus the last failed output and what was wrong with it.
+
+    Only the last failed output is shown, never every earlier one, so a repair costs about what the
+    first attempt cost instead of growing with each try.
+    """
+    shown = context.issues[:_MAX_ISSUES_SHOWN]
+    lines = [f"- {i.path or '/'}: {i.message} ({i.keyword})" for i in shown]
+    if len(context.issues) > len(shown):
+        lines.append(f"- ... and {len(context.issues) - len(shown)} more")
+    wants = "JSON matching the required schema" if context.prepared.output.schema_ else "valid JSON"
+    instruction = (
+        "Your previous answer could not be accepted:\n"
+        + "\n".join(lines)
+        + f"\n\nReply again with only {wants}: no prose, no code fences."
+    )
+    if context.prepared.output.schema_ is not None and context.request.structured_output is None:
+        instruction += "\nSchema:\n" + json.dumps(context.prepared.output.schema_)
+    messages = (
+        *context.request.messages,
+        Message(role="assistant", content=context.previous_output or "(empty)"),
+        Message(role="user", content=instruction),
+    )
+    metadata = {**context.request.metadata, "repair_attempt": context.attempt}
+    return context.request.model_copy(update={"messages": messages, "metadata": metadata})
+
+
+class DefaultOutputRepairer:
+    """Asks the same client again, showing the last failed output and its issues."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def repair(self, context: RepairContext) -> RepairResult:
+        """One repair generation through the client."""
+        return RepairResult(response=self._client.generate(repair_request(context)))
+
+    async def arepair(self, context: RepairContext) -> RepairResult:
+        """The async twin: the client's ``agenerate`` when it has one, else a worker thread."""
+        request = repair_request(context)
+        if isinstance(self._client, AsyncClient):
+            return RepairResult(response=await self._client.agenerate(request))
+        return RepairResult(response=await asyncio.to_thread(self._client.generate, request))

@@ -1,0 +1,490 @@
+"""The Runner: prepare a run, call the model, validate, repair; sync and async share one flow."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from scriptorium.artifact.reader import Reader
+from scriptorium.errors import (
+    InvalidRequestError,
+    LLMGenerateError,
+    ProfileLoadError,
+    PromptLoadError,
+    PromptRenderError,
+    ScriptoriumError,
+    ValidationError,
+    translate,
+)
+from scriptorium.hashing import hash_bytes, hash_json, hash_text
+from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.profile.model import Profile
+from scriptorium.profile.repository import Repository as ProfileRepository
+from scriptorium.prompt.renderer import Renderer
+from scriptorium.promptdef.model import PromptDefinition
+from scriptorium.promptdef.repository import Repository as PromptRepository
+from scriptorium.usecase import prepare as steps
+from scriptorium.usecase.model import (
+    ArtifactRecord,
+    AttemptRecord,
+    MessageRecord,
+    OutputRecord,
+    PreparedRun,
+    RunRequest,
+    RunResult,
+)
+from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
+from scriptorium.validate.model import (
+    LoadedSchema,
+    OutputContract,
+    ValidationIssue,
+    ValidationResult,
+)
+from scriptorium.validate.validator import Validator
+
+__all__ = ["Runner"]
+
+log = logging.getLogger("scriptorium.runner")
+
+Clock = Callable[[], datetime]
+NewId = Callable[[], str]
+
+_NO_REPAIR_AFTER = {"length": "truncated", "refusal": "refusal"}
+_CACHE_LIMIT = 512
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A prepared run plus what only the run needs: the request with the key, and the contract."""
+
+    prepared: PreparedRun
+    request: LLMRequest
+
+
+@dataclass(frozen=True, slots=True)
+class _Generate:
+    request: LLMRequest
+
+
+@dataclass(frozen=True, slots=True)
+class _Repair:
+    context: RepairContext
+
+
+_Call = _Generate | _Repair
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class _IdentityCache:
+    """Hashes of immutable objects, keyed by identity (repositories return the same frozen object
+    while its file is unchanged), bounded, and safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, str | None], tuple[object, str]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, obj: object, extra: str | None, compute: Callable[[], str]) -> str:
+        key = (id(obj), extra)
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            if len(self._entries) >= _CACHE_LIMIT:
+                self._entries.clear()
+            self._entries[key] = (obj, value)
+        return value
+
+
+class Runner:
+    """Executes prompt definitions through injected collaborators.
+
+    The constructor only stores its collaborators (no I/O). ``run`` always goes through the same
+    preparation as ``prepare``; nothing is kept between requests except content-keyed caches.
+    """
+
+    def __init__(
+        self,
+        *,
+        prompts: PromptRepository,
+        profiles: ProfileRepository,
+        artifacts: Reader,
+        renderer: Renderer,
+        client: Client | AsyncClient,
+        validator: Validator,
+        repairer: OutputRepairer | None = None,
+        env: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
+        new_id: NewId | None = None,
+        default_profile: str | None = None,
+    ) -> None:
+        self._prompts = prompts
+        self._profiles = profiles
+        self._artifacts = artifacts
+        self._renderer = renderer
+        self._client = client
+        self._validator = validator
+        self._repairer = repairer
+        self._env = env
+        self._clock = clock or _utcnow
+        self._new_id = new_id or _new_id
+        self._default_profile = default_profile
+        self._hashes = _IdentityCache()
+
+    # -- public API -------------------------------------------------------------------------
+
+    def prepare(self, request: RunRequest) -> PreparedRun:
+        """Everything but the LLM call: load, merge, check the key, load the schema, validate the
+        inputs, read the artifacts, render, hash."""
+        return self._plan(request).prepared
+
+    def run(self, request: RunRequest) -> RunResult:
+        """Prepare, generate, validate and (when allowed) repair."""
+        started = self._clock()
+        run_id = self._new_id()
+        plan = self._plan(request)
+        flow = self._flow(plan)
+        call = next(flow)
+        while True:
+            try:
+                call = flow.send(self._call(call, plan))
+            except StopIteration as done:
+                return self._result(run_id, started, plan, done.value)
+
+    async def arun(self, request: RunRequest) -> RunResult:
+        """The async twin of :meth:`run`, with the same contract."""
+        started = self._clock()
+        run_id = self._new_id()
+        plan = self._plan(request)
+        flow = self._flow(plan)
+        call = next(flow)
+        while True:
+            try:
+                call = flow.send(await self._acall(call, plan))
+            except StopIteration as done:
+                return self._result(run_id, started, plan, done.value)
+
+    # -- prepare ----------------------------------------------------------------------------
+
+    def _plan(self, request: RunRequest) -> _Plan:
+        if not isinstance(request, RunRequest):
+            raise InvalidRequestError("expected a RunRequest", field="request")
+        prompt_id = request.prompt_id
+        steps.check_prompt_id(prompt_id)
+        with translate(PromptLoadError, f"loading prompt {prompt_id!r}", prompt_id=prompt_id):
+            definition = self._prompts.get(prompt_id)
+        profile_name = steps.select_profile(request, definition, self._default_profile)
+        with translate(
+            ProfileLoadError,
+            f"loading profile {profile_name!r}",
+            prompt_id=prompt_id,
+            profile=profile_name,
+        ):
+            profile = self._profiles.get(profile_name)
+        settings, sources = steps.merge_settings(profile, request)
+        target = steps.target_for(profile, request)
+        key = steps.credential(profile, request, os.environ if self._env is None else self._env)
+        contract, loaded = steps.output_contract(definition, request, self._validator)
+        definition_hash = self._definition_hash(definition, loaded)
+        inputs_json = steps.validate_inputs(definition, request.inputs, self._validator)
+        artifacts = steps.read_artifacts(definition, request.artifacts, self._artifacts)
+        with translate(
+            PromptRenderError,
+            f"rendering prompt {prompt_id!r}",
+            prompt_id=prompt_id,
+            secrets=[key],
+        ):
+            rendered = self._renderer.render(
+                definition, inputs=request.inputs, artifacts=artifacts, cache_key=definition_hash
+            )
+        llm_request = LLMRequest(
+            target=target,
+            api_key=key,
+            system=rendered.system,
+            messages=rendered.messages,
+            settings=settings,
+            structured_output=steps.structured_output(definition, contract),
+            session_id=rendered.session_id,
+            metadata=request.metadata,
+            pricing=None if profile.pricing is None else profile.pricing.model_dump(),
+            options=profile.options,
+            profile_source=profile.source,
+        )
+        prepared = PreparedRun(
+            prompt_id=prompt_id,
+            prompt_version=definition.version,
+            definition_hash=definition_hash,
+            profile=profile.name,
+            profile_hash=self._profile_hash(profile),
+            target=target,
+            settings=settings,
+            settings_sources=sources,
+            output=contract,
+            artifacts=tuple(ArtifactRecord(**a.summary()) for a in artifacts.values()),
+            inputs_hash=hash_bytes(inputs_json),
+            system=rendered.system,
+            messages=tuple(
+                MessageRecord(role=m.role, content=m.content) for m in rendered.messages
+            ),
+            session_id=rendered.session_id,
+            rendered_prompt_hash=hash_json(rendered.hash_form()),
+            request_hash=hash_json(llm_request.hash_form()),
+        )
+        return _Plan(prepared=prepared, request=llm_request)
+
+    def _definition_hash(self, definition: PromptDefinition, loaded: LoadedSchema | None) -> str:
+        extra = None if loaded is None else loaded.hash
+        return self._hashes.get(
+            definition, extra, lambda: steps.definition_hash(definition, loaded)
+        )
+
+    def _profile_hash(self, profile: Profile) -> str:
+        return self._hashes.get(profile, None, lambda: hash_json(profile.hash_form()))
+
+    # -- the run flow, shared by run and arun ------------------------------------------------
+
+    def _flow(
+        self, plan: _Plan
+    ) -> Generator[_Call, Any, tuple[list[_Generation], ValidationResult]]:
+        """Yields the calls to make and receives their outcomes; returns the generations made and
+        the final verdict. Holds no I/O, so both drivers share every rule of the run."""
+        contract = plan.prepared.output
+        response: LLMResponse = yield _Generate(plan.request)
+        verdict = self._judge(response, contract)
+        generations = [_Generation("initial", response, verdict)]
+        repairs = 0
+        while self._may_repair(verdict, response, contract, repairs):
+            repairs += 1
+            context = RepairContext(
+                prepared=plan.prepared,
+                request=plan.request,
+                previous_output=response.text,
+                issues=verdict.issues,
+                attempt=repairs,
+            )
+            outcome: RepairResult | LLMGenerateError = yield _Repair(context)
+            if isinstance(outcome, LLMGenerateError):
+                # A failed repair call ends the repairs but keeps what was already generated and
+                # paid for; the failure is reported as an issue, not raised.
+                failed = ValidationIssue(
+                    message=f"repair {repairs} failed: {outcome.message}", keyword="repair_failed"
+                )
+                verdict = verdict.model_copy(update={"issues": (*verdict.issues, failed)})
+                generations[-1] = generations[-1].with_failed_calls(outcome.attempts or 0)
+                break
+            response = outcome.response
+            verdict = self._judge(response, contract)
+            generations.append(_Generation("repair", response, verdict))
+        return generations, verdict
+
+    def _may_repair(
+        self,
+        verdict: ValidationResult,
+        response: LLMResponse,
+        contract: OutputContract,
+        repairs: int,
+    ) -> bool:
+        return (
+            self._repairer is not None
+            and not verdict.valid
+            and contract.format in ("json", "json_schema")
+            and repairs < contract.repair_attempts
+            and response.finish_reason not in _NO_REPAIR_AFTER
+        )
+
+    def _judge(self, response: LLMResponse, contract: OutputContract) -> ValidationResult:
+        with translate(ValidationError, "validating the output"):
+            verdict = self._validator.validate(response.text, contract)
+        keyword = _NO_REPAIR_AFTER.get(response.finish_reason)
+        if keyword is not None:
+            why = (
+                "the generation stopped at max_tokens; the output is incomplete"
+                if keyword == "truncated"
+                else "the model refused to answer"
+            )
+            issue = ValidationIssue(message=why, keyword=keyword)
+            verdict = verdict.model_copy(
+                update={"valid": False, "value": None, "issues": (issue, *verdict.issues)}
+            )
+        return verdict
+
+    # -- drivers ------------------------------------------------------------------------------
+
+    def _call(self, call: _Call, plan: _Plan) -> LLMResponse | RepairResult | LLMGenerateError:
+        if isinstance(call, _Generate):
+            with self._llm_boundary(plan, "calling the model"):
+                if not isinstance(self._client, Client):
+                    raise LLMGenerateError("the client has no generate()", reason="config")
+                return _checked(self._client.generate(call.request))
+        try:
+            with self._llm_boundary(plan, "repairing the output"):
+                assert self._repairer is not None
+                return _checked_repair(self._repairer.repair(call.context))
+        except LLMGenerateError as err:
+            return err
+
+    async def _acall(
+        self, call: _Call, plan: _Plan
+    ) -> LLMResponse | RepairResult | LLMGenerateError:
+        if isinstance(call, _Generate):
+            with self._llm_boundary(plan, "calling the model"):
+                client = self._client
+                if isinstance(client, AsyncClient):
+                    return _checked(await client.agenerate(call.request))
+                if isinstance(client, Client):
+                    return _checked(await asyncio.to_thread(client.generate, call.request))
+                raise LLMGenerateError("the client has no generate()", reason="config")
+        try:
+            with self._llm_boundary(plan, "repairing the output"):
+                repairer = self._repairer
+                assert repairer is not None
+                arepair = getattr(repairer, "arepair", None)
+                if arepair is not None:
+                    return _checked_repair(await arepair(call.context))
+                return _checked_repair(await asyncio.to_thread(repairer.repair, call.context))
+        except LLMGenerateError as err:
+            return err
+
+    def _llm_boundary(self, plan: _Plan, what: str) -> _LLMBoundary:
+        return _LLMBoundary(plan, what)
+
+    # -- the result ---------------------------------------------------------------------------
+
+    def _result(
+        self,
+        run_id: str,
+        started: datetime,
+        plan: _Plan,
+        outcome: tuple[list[_Generation], ValidationResult],
+    ) -> RunResult:
+        generations, verdict = outcome
+        attempts = tuple(g.record() for g in generations)
+        usage = Usage()
+        for attempt in attempts:
+            usage = usage + attempt.usage
+        last = generations[-1].response
+        verdict = verdict.model_copy(
+            update={
+                "attempts": len(attempts),
+                "repaired": verdict.valid and len(attempts) > 1,
+            }
+        )
+        finished = self._clock()
+        result = RunResult(
+            run_id=run_id,
+            started_at=started,
+            finished_at=finished,
+            duration_ms=max(0.0, (finished - started).total_seconds() * 1000.0),
+            prepared=plan.prepared,
+            output=OutputRecord(text=last.text, sha256=hash_text(last.text)),
+            validation=verdict,
+            attempts=attempts,
+            usage=usage,
+            finish_reason=last.finish_reason,
+            model=last.model or plan.prepared.target.model,
+        )
+        log.debug(
+            "run %s prompt=%s valid=%s attempts=%d llm_calls=%d",
+            run_id,
+            plan.prepared.prompt_id,
+            verdict.valid,
+            len(attempts),
+            usage.llm_calls,
+        )
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Generation:
+    kind: str
+    response: LLMResponse
+    verdict: ValidationResult
+    failed_calls: int = 0
+
+    def with_failed_calls(self, calls: int) -> _Generation:
+        return _Generation(self.kind, self.response, self.verdict, self.failed_calls + calls)
+
+    def record(self) -> AttemptRecord:
+        usage = self.response.usage.model_copy(
+            update={"llm_calls": self.response.attempts + self.failed_calls}
+        )
+        return AttemptRecord(
+            kind="initial" if self.kind == "initial" else "repair",
+            text=self.response.text,
+            finish_reason=self.response.finish_reason,
+            usage=usage,
+            latency_ms=self.response.latency_ms,
+            valid=self.verdict.valid,
+            issues=self.verdict.issues,
+        )
+
+
+class _LLMBoundary:
+    """Translates anything a client or repairer raises into ``LLMGenerateError`` and fills in the
+    run's context on our own errors when the client left it out."""
+
+    def __init__(self, plan: _Plan, what: str) -> None:
+        self._plan = plan
+        self._what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
+    ) -> None:
+        if err is None or not isinstance(err, Exception):
+            return
+        prepared = self._plan.prepared
+        context = {
+            "prompt_id": prepared.prompt_id,
+            "profile": prepared.profile,
+            "provider": prepared.target.provider,
+            "model": prepared.target.model,
+        }
+        if isinstance(err, LLMGenerateError):
+            for name, value in context.items():
+                if getattr(err, name, None) is None:
+                    setattr(err, name, value)
+            return
+        if isinstance(err, ScriptoriumError):
+            return
+        key = self._plan.request.api_key
+        secrets = [key.get_secret_value()] if key is not None else []
+        with translate(
+            LLMGenerateError, self._what, secrets=secrets, reason="server_error", **context
+        ):
+            raise err
+
+
+def _checked(response: object) -> LLMResponse:
+    if isinstance(response, LLMResponse):
+        return response
+    raise LLMGenerateError(
+        f"the client returned {type(response).__name__}, not an LLMResponse",
+        reason="invalid_response",
+    )
+
+
+def _checked_repair(result: object) -> RepairResult:
+    if isinstance(result, RepairResult):
+        return result
+    raise LLMGenerateError(
+        f"the repairer returned {type(result).__name__}, not a RepairResult",
+        reason="invalid_response",
+    )
