@@ -5,10 +5,12 @@ from typing import TYPE_CHECKING
 from scriptorium._lazy import lazy_getattr
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
+    PROFILE_NAME_PATTERN,
     ExecutionSettings,
     Pricing,
     Profile,
     SettingsPatch,
+    is_valid_profile_name,
     looks_like_secret,
     validate_endpoint,
 )
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SETTINGS",
+    "PROFILE_NAME_PATTERN",
     "ExecutionSettings",
     "FileRepository",
     "MemoryRepository",
@@ -27,6 +30,7 @@ __all__ = [
     "Profile",
     "Repository",
     "SettingsPatch",
+    "is_valid_profile_name",
     "looks_like_secret",
     "validate_endpoint",
 ]

@@ -12,15 +12,24 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "DEFAULT_SETTINGS",
     "ENV_VAR_PATTERN",
+    "PROFILE_NAME_PATTERN",
     "ExecutionSettings",
     "Pricing",
     "Profile",
     "SettingsPatch",
+    "is_valid_profile_name",
     "looks_like_secret",
     "validate_endpoint",
 ]
 
 ENV_VAR_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+PROFILE_NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def is_valid_profile_name(name: object) -> bool:
+    """Whether ``name`` is a well-formed profile name (checked before any path is built from it)."""
+    return isinstance(name, str) and PROFILE_NAME_PATTERN.fullmatch(name) is not None
+
 
 # Shapes of pasted credentials: provider key prefixes, bearer tokens, and long high-entropy runs.
 _SECRET_PATTERNS = (

@@ -1,0 +1,135 @@
+"""Reading files confined to a directory: the one place the file adapters (prompts, profiles,
+artifacts) touch the disk.
+
+A path is checked *after* resolving symlinks, so a link inside the directory that points outside it
+is refused, and the file actually opened is checked to be the one that was resolved. Each failure
+is a :class:`FileProblem` with a ``kind`` and a message that names the relative path only; the
+adapter turns it into its own sentinel.
+
+Confinement assumes nobody rewrites the directory tree *while* a file is being read: the final
+component is opened without following links and compared with what was resolved, which catches a
+swapped file, but not every race an attacker with write access to the tree could stage.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["ConfinedDir", "FileProblem", "FileSignature", "signature"]
+
+ProblemKind = Literal["missing", "outside", "not_file", "too_large", "unreadable"]
+
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)  # the resolved path's last part is never a link
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in cannot block the read
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_CHUNK = 1 << 20
+
+#: What identifies one version of a file for caching: device, inode, size, mtime, ctime.
+FileSignature = tuple[int, int, int, int, int]
+
+
+def signature(st: os.stat_result) -> FileSignature:
+    """The cache key of a file version (a rename or rewrite changes ctime even if mtime is kept)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class FileProblem(Exception):
+    """Reading a confined file failed; ``kind`` says how, the message is safe to show."""
+
+    def __init__(self, kind: ProblemKind, message: str) -> None:
+        super().__init__(message)
+        self.kind: ProblemKind = kind
+
+
+@dataclass(frozen=True, slots=True)
+class FileRead:
+    """The bytes of a file and the status of the descriptor they were read from."""
+
+    data: bytes
+    stat: os.stat_result
+
+
+class ConfinedDir:
+    """A directory whose files may be read, and nothing outside it. The constructor does no I/O."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.path = Path(root)
+        self._real: str | None = None
+
+    def real_root(self) -> str:
+        """The directory with symlinks resolved (computed once, on first use)."""
+        if self._real is None:
+            self._real = os.path.realpath(self.path)
+        return self._real
+
+    def contains(self, real_path: str) -> bool:
+        """Whether an already resolved path is the root or lies inside it."""
+        root = self.real_root()
+        return os.path.commonpath((root, real_path)) == root
+
+    def resolve(self, relative: str) -> str:
+        """The real path of ``relative`` (a path the caller has already checked lexically), refused
+        unless it exists and stays inside the root once every symlink is followed."""
+        try:
+            real = os.path.realpath(self.path / relative, strict=True)
+        except (FileNotFoundError, NotADirectoryError) as err:
+            raise FileProblem("missing", f"{relative} not found") from err
+        except OSError as err:  # symlink loops, permissions, name too long
+            raise FileProblem("unreadable", f"{relative} cannot be resolved ({_why(err)})") from err
+        if not self.contains(real):
+            raise FileProblem("outside", f"{relative} resolves outside its directory")
+        return real
+
+    def read(self, relative: str, *, max_bytes: int | None) -> FileRead:
+        """Resolve, confine and read ``relative``; more than ``max_bytes`` bytes is refused before
+        reading (by size) and while reading (in case the file grows)."""
+        real = self.resolve(relative)
+        try:
+            fd = os.open(real, _OPEN_FLAGS)
+        except FileNotFoundError as err:
+            raise FileProblem("missing", f"{relative} not found") from err
+        except OSError as err:
+            raise FileProblem("unreadable", f"{relative} cannot be opened ({_why(err)})") from err
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise FileProblem("not_file", f"{relative} is not a regular file")
+            if max_bytes is not None and st.st_size > max_bytes:
+                raise FileProblem("too_large", _too_large(relative, st.st_size, max_bytes))
+            data = _read_at_most(fd, None if max_bytes is None else max_bytes + 1)
+        except OSError as err:
+            raise FileProblem("unreadable", f"{relative} cannot be read ({_why(err)})") from err
+        finally:
+            os.close(fd)
+        if max_bytes is not None and len(data) > max_bytes:
+            raise FileProblem("too_large", _too_large(relative, len(data), max_bytes))
+        return FileRead(data, st)
+
+
+def _read_at_most(fd: int, limit: int | None) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while limit is None or total < limit:
+        want = _CHUNK if limit is None else min(_CHUNK, limit - total)
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(relative: str, size: int, max_bytes: int) -> str:
+    return f"{relative} is larger than {max_bytes} bytes ({size}+)"
+
+
+def _why(err: OSError) -> str:
+    # The strerror only: str(err) repeats the absolute path.
+    return err.strerror or type(err).__name__

@@ -1,0 +1,152 @@
+"""What the file formats (prompt front matter, profiles) share: strict UTF-8, a hardened YAML loader,
+and error messages that never repeat the input values.
+
+Each helper raises :class:`FormatProblem` (a ``ValueError``) with a message safe to show; the
+adapter that called it turns that into its own sentinel (``PromptLoadError``, ``ProfileLoadError``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from typing import Any
+
+import yaml
+from pydantic import ValidationError as PydanticValidationError
+
+__all__ = [
+    "FormatProblem",
+    "check_json_compatible",
+    "decode_utf8",
+    "describe_validation_error",
+    "format_path",
+    "load_yaml",
+]
+
+_BOM = "\ufeff"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_MAX_REPORTED_ERRORS = 5
+
+
+class FormatProblem(ValueError):
+    """A file's content is not what its format allows. The message never holds input values."""
+
+
+def decode_utf8(data: bytes) -> str:
+    """Strict UTF-8, one leading byte order mark dropped."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise FormatProblem(f"not valid UTF-8 (byte {err.start})") from err
+    return text.removeprefix(_BOM)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``SafeLoader`` that refuses duplicate keys and aliases, and leaves dates as strings.
+
+    Duplicate keys silently keep the last value in plain YAML, which hides mistakes. Aliases are
+    refused because they let a few bytes expand into a huge document (and nothing here needs them).
+    Timestamps stay strings so every loaded value is JSON and hashes the same way everywhere.
+    """
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "duplicate key", key_node.start_mark
+                )
+            if isinstance(key, Hashable):
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _yaml_message(err: yaml.YAMLError) -> str:
+    problem = getattr(err, "problem", None) or "invalid YAML"
+    mark = getattr(err, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"invalid YAML{where}: {problem}"
+
+
+def _forget_source(err: yaml.YAMLError) -> None:
+    # A marked YAML error prints a snippet of the offending line when shown (in a traceback, say).
+    # That line may hold a pasted key, and the error is kept as ``__cause__``: drop the source
+    # buffer so only line and column remain.
+    for name in ("context_mark", "problem_mark"):
+        mark = getattr(err, name, None)
+        if mark is not None:
+            mark.buffer = None
+
+
+def load_yaml(text: str) -> Any:
+    """Parse one YAML document with :class:`_StrictLoader` and check it is plain JSON data."""
+    try:
+        value = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as err:
+        _forget_source(err)
+        raise FormatProblem(_yaml_message(err)) from err
+    check_json_compatible(value)
+    return value
+
+
+def format_path(loc: tuple[int | str, ...]) -> str:
+    """``("settings", "stop_sequences", 0)`` -> ``settings.stop_sequences[0]``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def check_json_compatible(value: Any, loc: tuple[int | str, ...] = ()) -> None:
+    """Refuse what JSON cannot hold (non-string keys, non-finite numbers, bytes, sets, ...), so
+    every loaded file has one canonical JSON form to hash."""
+    if value is None or isinstance(value, bool | int | str):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise FormatProblem(f"{format_path(loc)}: non-finite numbers are not allowed")
+        return
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            check_json_compatible(item, (*loc, index))
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise FormatProblem(f"{format_path(loc)}: keys must be strings")
+            check_json_compatible(item, (*loc, key))
+        return
+    raise FormatProblem(f"{format_path(loc)}: a {type(value).__name__} value is not allowed")
+
+
+def describe_validation_error(err: PydanticValidationError) -> str:
+    """Where and why a model refused its data, built from locations and messages only.
+
+    ``str(err)`` of a pydantic error repeats each ``input_value``, which could be a pasted key.
+    """
+    parts = []
+    for detail in err.errors(include_url=False, include_input=False)[:_MAX_REPORTED_ERRORS]:
+        message = "unknown key" if detail["type"] == "extra_forbidden" else detail["msg"]
+        parts.append(f"{format_path(tuple(detail['loc']))}: {message}")
+    hidden = err.error_count() - len(parts)
+    if hidden > 0:
+        parts.append(f"and {hidden} more")
+    return "; ".join(parts)

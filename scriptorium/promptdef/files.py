@@ -1,0 +1,95 @@
+"""Prompt definitions read from a ``prompts/`` directory: ``<id>.prompt.md``, nested ids in folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from scriptorium._files import ConfinedDir, FileProblem, FileSignature, signature
+from scriptorium._loading import FormatProblem, decode_utf8
+from scriptorium.errors import PromptLoadError, translate
+from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
+from scriptorium.promptdef.parse import check_prompt_id, parse_prompt
+
+__all__ = ["MAX_PROMPT_BYTES", "SUFFIX", "FileRepository"]
+
+SUFFIX = ".prompt.md"
+#: A prompt file larger than this is refused: definitions are hand-written, not data.
+MAX_PROMPT_BYTES = 4 << 20
+# An id has at most four parts, so nothing deeper than three folders can hold a prompt.
+_MAX_DEPTH = 3
+
+
+class FileRepository:
+    """Reads ``<root>/<id>.prompt.md``, confined to ``root`` (symlinks may not lead outside it).
+
+    Parsed definitions are cached per id and reused while the file's size, times and inode are
+    unchanged, so a repeated ``get`` costs one ``stat``. The constructor does no I/O.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._dir = ConfinedDir(root)
+        self._cache: dict[str, tuple[FileSignature, PromptDefinition]] = {}
+
+    @property
+    def root(self) -> Path:
+        """The ``prompts/`` directory."""
+        return self._dir.path
+
+    def get(self, prompt_id: str) -> PromptDefinition:
+        """The definition with this id: ``InvalidRequestError`` for a malformed id (before any path
+        is built), ``PromptLoadError`` when the file is missing, outside the root or invalid."""
+        check_prompt_id(prompt_id)
+        relative = prompt_id + SUFFIX
+        with translate(PromptLoadError, f"loading prompt {prompt_id!r}", prompt_id=prompt_id):
+            cached = self._cache.get(prompt_id)
+            if cached is not None and cached[0] == self._current(prompt_id, relative):
+                return cached[1]
+            definition, version = self._load(prompt_id, relative)
+            self._cache[prompt_id] = (version, definition)
+            return definition
+
+    def list(self) -> list[str]:
+        """Every id with a file under the root that resolves inside it, sorted. Symlinked folders
+        are not walked (their prompts can still be loaded by id)."""
+        ids: list[str] = []
+        root = self._dir.path
+        for folder, dirnames, filenames in os.walk(root):
+            depth = len(Path(folder).relative_to(root).parts)
+            dirnames[:] = [] if depth >= _MAX_DEPTH else sorted(dirnames)
+            for filename in filenames:
+                if not filename.endswith(SUFFIX):
+                    continue
+                relative = (Path(folder) / filename).relative_to(root).as_posix()
+                prompt_id = relative.removesuffix(SUFFIX)
+                if is_valid_prompt_id(prompt_id) and self._inside(relative):
+                    ids.append(prompt_id)
+        return sorted(ids)
+
+    def _current(self, prompt_id: str, relative: str) -> FileSignature | None:
+        try:
+            return signature(os.stat(os.path.join(self._dir.path, relative)))
+        except OSError:
+            return None  # let the full load report what is wrong
+
+    def _inside(self, relative: str) -> bool:
+        try:
+            self._dir.resolve(relative)
+        except FileProblem:
+            return False
+        return True
+
+    def _load(self, prompt_id: str, relative: str) -> tuple[PromptDefinition, FileSignature]:
+        try:
+            read = self._dir.read(relative, max_bytes=MAX_PROMPT_BYTES)
+            text = decode_utf8(read.data)
+        except FileProblem as err:
+            reason = "not found" if err.kind == "missing" else str(err)
+            raise PromptLoadError(
+                f"prompt {prompt_id!r}: {reason}", prompt_id=prompt_id, path=relative
+            ) from err
+        except FormatProblem as err:
+            raise PromptLoadError(
+                f"prompt {prompt_id!r}: {relative} is {err}", prompt_id=prompt_id, path=relative
+            ) from err
+        return parse_prompt(text, prompt_id=prompt_id, source=relative), signature(read.stat)
