@@ -1,0 +1,376 @@
+"""The Anthropic adapter: the official ``anthropic`` SDK behind scriptorium's retry loop.
+
+The SDK is imported on first use (``import anthropic`` costs seconds and tens of MiB), built with
+its own retries off and the key and base URL passed explicitly, and kept: one SDK client per
+endpoint and key (hashed, never held as a plain dict key), and for async one per event loop too,
+because an async client's connection pool belongs to the loop it was created on.
+
+Responses are taken raw (``with_raw_response``) and read from the JSON ourselves: a non-JSON or
+wrong-shaped 200 then becomes ``reason="invalid_response"`` instead of a half-built SDK object, and
+the request id comes straight from the headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import SecretStr
+
+from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm.anthropic_schema import (
+    Strategy,
+    choose_strategy,
+    prompt_instructions,
+    reduce_schema,
+    tool_name,
+)
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
+from scriptorium.llm.pricing import cost_micro
+from scriptorium.llm.retry import (
+    Failure,
+    RetryHooks,
+    RetryPolicy,
+    acall_with_retry,
+    call_with_retry,
+    classify_http,
+)
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import Message
+
+__all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory"]
+
+PROVIDER = "anthropic"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+#: ``sdk_factory(is_async, api_key, base_url)`` -> an ``anthropic.Anthropic``/``AsyncAnthropic``.
+SDKFactory = Callable[[bool, str, str], Any]
+
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    # The model ran out of context window: as truncated as max_tokens, and treated the same.
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+    "tool_use": "tool_use",
+}
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+_sdk_module: Any = None
+_sdk_lock = threading.Lock()
+
+
+def _sdk() -> Any:
+    """The ``anthropic`` module, imported once, on first use."""
+    global _sdk_module
+    if _sdk_module is None:
+        with _sdk_lock:
+            if _sdk_module is None:
+                try:
+                    import anthropic
+                except ImportError as err:
+                    raise LLMGenerateError(
+                        "the anthropic provider needs the 'anthropic' package: "
+                        "pip install 'scriptorium[anthropic]'",
+                        reason="provider_unavailable",
+                        provider=PROVIDER,
+                    ) from err
+                _sdk_module = anthropic
+    return _sdk_module
+
+
+def _default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
+    sdk = _sdk()
+    cls = sdk.AsyncAnthropic if is_async else sdk.Anthropic
+    # max_retries=0: ours is the only retry loop. Key and base URL explicit, so the SDK reads
+    # neither from the environment nor from its profile files.
+    return cls(api_key=api_key, base_url=base_url, max_retries=0)
+
+
+def _classify(err: BaseException) -> Failure:
+    """The one place SDK exceptions become :class:`Failure`s (by class, status and body type)."""
+    sdk = _sdk()
+    if isinstance(err, sdk.APIStatusError):
+        return classify_http(err.status_code, err.response.headers, err.body)
+    if isinstance(err, sdk.APITimeoutError):
+        return Failure("timeout", True, message="request timed out")
+    if isinstance(err, sdk.APIConnectionError):
+        cause = err.__cause__
+        detail = describe(cause) if cause is not None else "connection error"
+        return Failure("connection", True, message=detail)
+    if isinstance(err, sdk.APIResponseValidationError):
+        return Failure("invalid_response", False, err.status_code, message="response failed checks")
+    if isinstance(err, TypeError | ValueError):  # the SDK refused our parameters before sending
+        return Failure("invalid_request", False, message=describe(err))
+    return Failure("invalid_response", False, message=describe(err))
+
+
+class AnthropicClient:
+    """``Client`` and ``AsyncClient`` for the Anthropic Messages API.
+
+    ``hooks`` inject clock, sleep, jitter and supervision into the retry loop; ``sdk_factory``
+    builds SDK clients (default: the real SDK with ``max_retries=0``).
+    """
+
+    provider = PROVIDER
+
+    def __init__(
+        self, *, hooks: RetryHooks | None = None, sdk_factory: SDKFactory | None = None
+    ) -> None:
+        self._hooks = hooks or RetryHooks()
+        self._factory: SDKFactory = sdk_factory or _default_factory
+        self._lock = threading.Lock()
+        self._sync_clients: dict[tuple[str, str], Any] = {}
+        self._async_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[str, str], Any]
+        ] = weakref.WeakKeyDictionary()
+
+    # --- SDK clients ---------------------------------------------------------------------------
+
+    def _sync_client(self, base_url: str, key: str) -> Any:
+        slot = (base_url, _key_hash(key))
+        client = self._sync_clients.get(slot)
+        if client is None:
+            with self._lock:
+                client = self._sync_clients.get(slot)
+                if client is None:
+                    client = self._sync_clients[slot] = self._factory(False, key, base_url)
+        return client
+
+    def _async_client(self, base_url: str, key: str) -> Any:
+        loop = asyncio.get_running_loop()
+        slot = (base_url, _key_hash(key))
+        clients = self._async_clients.get(loop)
+        client = None if clients is None else clients.get(slot)
+        if client is None:
+            with self._lock:
+                # Clients of closed loops are dead weight (their pools cannot be used again).
+                for old in [lp for lp in self._async_clients if lp.is_closed()]:
+                    del self._async_clients[old]
+                clients = self._async_clients.setdefault(loop, {})
+                client = clients.get(slot)
+                if client is None:
+                    client = clients[slot] = self._factory(True, key, base_url)
+        return client
+
+    # --- the ports -----------------------------------------------------------------------------
+
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        """Send ``request`` through the retry loop; raises ``LLMGenerateError``."""
+        call = _Call(request)
+        client = self._sync_client(call.base_url, call.key)
+
+        def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
+            raw = client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
+            return call.read(raw.http_response.content), raw.headers.get("request-id")
+
+        started = time.perf_counter()
+        (body, request_id), attempts, _ = call_with_retry(
+            attempt, _classify, **call.retry_args(self._hooks)
+        )
+        return call.response(body, request_id, attempts, time.perf_counter() - started)
+
+    async def agenerate(self, request: LLMRequest) -> LLMResponse:
+        """The async twin of :meth:`generate`."""
+        call = _Call(request)
+        client = self._async_client(call.base_url, call.key)
+
+        async def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
+            raw = await client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
+            return call.read(raw.http_response.content), raw.headers.get("request-id")
+
+        started = time.perf_counter()
+        (body, request_id), attempts, _ = await acall_with_retry(
+            attempt, _classify, **call.retry_args(self._hooks)
+        )
+        return call.response(body, request_id, attempts, time.perf_counter() - started)
+
+    def verify(self, target: Target, api_key: SecretStr | str) -> LLMResponse:
+        """A minimal real request (one ``ping`` message, ``max_tokens=1``, no retries) proving the
+        key, endpoint and model; raises ``LLMGenerateError`` saying which failed."""
+        request = LLMRequest(
+            target=target,
+            api_key=api_key,
+            messages=(Message(role="user", content="ping"),),
+            settings=ExecutionSettings(max_tokens=1, max_retries=0, timeout_s=30.0),
+        )
+        return self.generate(request)
+
+
+def _usage_ok(usage: Any) -> bool:
+    """Usage is an object whose token fields, where present, are non-negative integers."""
+    if not isinstance(usage, dict):
+        return False
+    for field in _USAGE_FIELDS:
+        value = usage.get(field)
+        if value is not None and (type(value) is not int or value < 0):
+            return False
+    return True
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+class _Call:
+    """One request's translation to and from the Messages API."""
+
+    def __init__(self, request: LLMRequest) -> None:
+        self.request = request
+        self.model = request.target.model
+        key = request.api_key.get_secret_value() if request.api_key is not None else ""
+        if not key:
+            raise LLMGenerateError(
+                "the anthropic provider needs an API key",
+                reason="config",
+                provider=PROVIDER,
+                model=self.model,
+            )
+        if not self.model:
+            raise LLMGenerateError(
+                "the anthropic provider needs a model", reason="config", provider=PROVIDER
+            )
+        self.key = key
+        self.base_url = request.target.endpoint or DEFAULT_BASE_URL
+        self.strategy: Strategy | None = None
+        self.tool: str | None = None
+        self.wrapped = False  # tool input wraps a non-object root schema under "value"
+        self.dropped: list[str] = []
+        self.params = self._params()
+
+    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
+        settings = self.request.settings
+        return {
+            "policy": RetryPolicy(max_retries=settings.max_retries, timeout_s=settings.timeout_s),
+            "hooks": hooks,
+            "provider": PROVIDER,
+            "model": self.model,
+            "secrets": (self.key,),
+        }
+
+    def _params(self) -> dict[str, Any]:
+        request, settings = self.request, self.request.settings
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": settings.max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        system = request.system or ""
+        spec = request.structured_output
+        if spec is not None:
+            self.strategy = choose_strategy(spec, self.model)
+            schema = spec.schema_ if isinstance(spec.schema_, dict) else {}
+            if self.strategy == "prompt":
+                instructions = prompt_instructions(spec)
+                system = f"{system}\n\n{instructions}" if system else instructions
+            elif self.strategy == "native":
+                reduced, self.dropped = reduce_schema(schema)
+                params["output_config"] = {"format": {"type": "json_schema", "schema": reduced}}
+            else:
+                self.tool = tool_name(spec.name)
+                if schema.get("type") != "object":
+                    self.wrapped = True
+                    schema = {
+                        "type": "object",
+                        "properties": {"value": schema},
+                        "required": ["value"],
+                    }
+                params["tools"] = [
+                    {
+                        "name": self.tool,
+                        "description": "Record the answer in the required structure.",
+                        "input_schema": schema,
+                    }
+                ]
+                params["tool_choice"] = {"type": "tool", "name": self.tool}
+        if system:
+            params["system"] = system
+        for name in ("temperature", "top_p", "top_k"):
+            value = getattr(settings, name)
+            if value is not None:
+                params[name] = value
+        if settings.stop_sequences:
+            params["stop_sequences"] = list(settings.stop_sequences)
+        # session_id is deliberately not sent as metadata.user_id: that field identifies an end
+        # user for abuse handling, and a rendered session id is not one.
+        return params
+
+    def read(self, content: bytes) -> dict[str, Any]:
+        """The parsed 200 body; anything unusable raises ``invalid_response`` (not retried)."""
+        try:
+            body = json.loads(content)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise self._invalid("the 200 response is not JSON") from err
+        if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+            raise self._invalid("the 200 response has no content list")
+        if not all(isinstance(block, dict) for block in body["content"]):
+            raise self._invalid("the 200 response has a malformed content block")
+        usage = body.get("usage")
+        if usage is not None and not _usage_ok(usage):
+            raise self._invalid("the 200 response has malformed usage")
+        return body
+
+    def _invalid(self, what: str) -> LLMGenerateError:
+        return LLMGenerateError(
+            what, reason="invalid_response", retryable=False, http_status=200, provider=PROVIDER
+        )
+
+    def response(
+        self, body: dict[str, Any], request_id: str | None, attempts: int, elapsed_s: float
+    ) -> LLMResponse:
+        metadata: dict[str, Any] = {"request_id": request_id}
+        if self.strategy is not None:
+            metadata["strategy"] = self.strategy
+        if self.dropped:
+            metadata["schema_dropped"] = self.dropped
+        text, tool_called = self._text(body["content"])
+        stop_reason = body.get("stop_reason")
+        finish = (
+            _FINISH.get(stop_reason, stop_reason) if isinstance(stop_reason, str) else "unknown"
+        )
+        if tool_called and finish == "tool_use":
+            finish = "stop"  # the forced tool call *is* the complete answer
+        raw_usage = body.get("usage")
+        if raw_usage is None:
+            # Decided: a 200 without usage keeps its text; the zero cost is said, not hidden.
+            metadata["usage"] = "missing from the response: tokens and cost counted as 0"
+            raw_usage = {}
+        usage = Usage(**{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS}, llm_calls=attempts)
+        model = body.get("model") if isinstance(body.get("model"), str) else self.model
+        cost, note = cost_micro(model or self.model, usage, self.request.pricing)
+        if note:
+            metadata["pricing"] = note
+        return LLMResponse(
+            text=text,
+            model=model or self.model,
+            finish_reason=finish,
+            usage=usage.model_copy(update={"cost_micro": cost}),
+            attempts=attempts,
+            latency_ms=round(elapsed_s * 1000.0, 3),
+            metadata=metadata,
+        )
+
+    def _text(self, blocks: list[dict[str, Any]]) -> tuple[str, bool]:
+        if self.tool is not None:
+            for block in blocks:
+                if block.get("type") == "tool_use" and block.get("name") == self.tool:
+                    value = block.get("input")
+                    if self.wrapped and isinstance(value, dict):
+                        value = value.get("value")
+                    return json.dumps(value, ensure_ascii=False), True
+        parts = [
+            b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        return "".join(parts), False

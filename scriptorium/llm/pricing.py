@@ -1,0 +1,172 @@
+"""What a generation cost, in integer micro-USD.
+
+Prices are held as integer micro-USD per million tokens per token class, so a cost is
+``sum(tokens * price) / 1_000_000`` computed once, in integers, rounded half up: no float drift,
+and equal usage always costs the same on every machine.
+
+Token classes follow Anthropic's usage semantics, which :class:`~scriptorium.llm.model.Usage`
+adopts: ``input_tokens`` are the *uncached* input tokens; ``cache_creation_input_tokens`` and
+``cache_read_input_tokens`` are counted apart. (OpenAI's ``prompt_tokens`` include cached tokens, so
+its adapter subtracts them before they reach here.)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from scriptorium.llm.model import Usage
+
+__all__ = [
+    "PRICE_TABLE",
+    "PRICE_TABLE_DATE",
+    "PRICE_TABLE_SOURCE",
+    "ModelPrice",
+    "cost_micro",
+    "price_for",
+]
+
+PRICE_TABLE_DATE = "2026-11"
+PRICE_TABLE_SOURCE = (
+    "the providers' public pricing pages: https://platform.claude.com/docs/en/about-claude/pricing "
+    "and https://openai.com/api/pricing/ (standard tier; batch, long-context and data-residency "
+    "surcharges not modelled)"
+)
+
+_MICRO = 1_000_000
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """Integer micro-USD per million tokens for each token class."""
+
+    input: int
+    output: int
+    cache_write: int
+    cache_read: int
+
+
+def _usd(input: str, output: str, cache_write: str, cache_read: str) -> ModelPrice:
+    """A price from USD-per-Mtok strings, converted exactly (strings, so no float rounding)."""
+    values = [int(Decimal(v) * _MICRO) for v in (input, output, cache_write, cache_read)]
+    return ModelPrice(*values)
+
+
+# Anthropic: cache writes are the 5-minute tier (1.25x input); the 1-hour tier is not reported
+# apart by the API usage object, so it cannot be priced apart here.
+_OPUS_45 = _usd("5", "25", "6.25", "0.50")
+_OPUS_4 = _usd("15", "75", "18.75", "1.50")
+_SONNET_4 = _usd("3", "15", "3.75", "0.30")
+_HAIKU_45 = _usd("1", "5", "1.25", "0.10")
+
+# OpenAI bills no premium for writing its automatic cache, so cache_write is the input price.
+_PRICES: dict[str, ModelPrice] = {
+    "claude-opus-4-8": _OPUS_45,
+    "claude-opus-4-7": _OPUS_45,
+    "claude-opus-4-6": _OPUS_45,
+    "claude-opus-4-5": _OPUS_45,
+    "claude-opus-4-1": _OPUS_4,
+    "claude-opus-4-0": _OPUS_4,
+    "claude-opus-4": _OPUS_4,
+    "claude-sonnet-4-6": _SONNET_4,
+    "claude-sonnet-4-5": _SONNET_4,
+    "claude-sonnet-4-0": _SONNET_4,
+    "claude-sonnet-4": _SONNET_4,
+    "claude-3-7-sonnet": _SONNET_4,
+    "claude-haiku-4-5": _HAIKU_45,
+    "claude-3-5-haiku": _usd("0.80", "4", "1", "0.08"),
+    "claude-3-haiku": _usd("0.25", "1.25", "0.30", "0.03"),
+    "gpt-5": _usd("1.25", "10", "1.25", "0.125"),
+    "gpt-5-mini": _usd("0.25", "2", "0.25", "0.025"),
+    "gpt-5-nano": _usd("0.05", "0.40", "0.05", "0.005"),
+    "gpt-4.1": _usd("2", "8", "2", "0.50"),
+    "gpt-4.1-mini": _usd("0.40", "1.60", "0.40", "0.10"),
+    "gpt-4.1-nano": _usd("0.10", "0.40", "0.10", "0.025"),
+    "gpt-4o": _usd("2.50", "10", "2.50", "1.25"),
+    "gpt-4o-2024-05-13": _usd("5", "15", "5", "5"),  # the first snapshot kept its launch price
+    "gpt-4o-mini": _usd("0.15", "0.60", "0.15", "0.075"),
+    "o1": _usd("15", "60", "15", "7.50"),
+    "o1-mini": _usd("1.10", "4.40", "1.10", "0.55"),
+    "o3": _usd("2", "8", "2", "0.50"),
+    "o3-mini": _usd("1.10", "4.40", "1.10", "0.55"),
+    "o4-mini": _usd("1.10", "4.40", "1.10", "0.275"),
+}
+
+#: The built-in table: model name -> price. Read-only by convention; profiles override per model.
+PRICE_TABLE: Mapping[str, ModelPrice] = _PRICES
+
+# Snapshot suffixes that name a dated version of a listed model: -20250929, -2024-08-06, -latest,
+# and Vertex's @20250929.
+_DATED_SUFFIX = re.compile(r"(?:-\d{8}|-\d{4}-\d{2}-\d{2}|-latest|@\d{8})$")
+
+
+def price_for(model: str) -> ModelPrice | None:
+    """The table price of ``model``: an exact match, else the name without its dated suffix."""
+    name = model.strip().lower()
+    found = _PRICES.get(name)
+    if found is None:
+        found = _PRICES.get(_DATED_SUFFIX.sub("", name))
+    return found
+
+
+def _override_micro(value: object) -> int | None:
+    """USD per Mtok -> integer micro-USD per Mtok, exactly via Decimal, rounded half up.
+
+    Below a micro-USD per *million* tokens nothing is lost that any bill could show.
+    """
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    try:
+        micro = Decimal(str(value)) * _MICRO
+    except InvalidOperation:
+        return None
+    return int(micro.to_integral_value(rounding=ROUND_HALF_UP))
+
+
+def _from_override(override: Mapping[str, float | None], table: ModelPrice | None) -> ModelPrice:
+    """A price from a profile's ``pricing``; missing cache classes come from the table, else input."""
+    given = {
+        k: _override_micro(override.get(k))
+        for k in ("input", "output", "cache_write", "cache_read")
+    }
+    input_price = given["input"] if given["input"] is not None else (table.input if table else 0)
+    output_price = (
+        given["output"] if given["output"] is not None else (table.output if table else 0)
+    )
+
+    def cached(name: str) -> int:
+        explicit = given[name]
+        if explicit is not None:
+            return explicit
+        return getattr(table, name) if table is not None else input_price
+
+    return ModelPrice(input_price, output_price, cached("cache_write"), cached("cache_read"))
+
+
+def cost_micro(
+    model: str, usage: Usage, override: Mapping[str, float | None] | None = None
+) -> tuple[int, str | None]:
+    """The cost of ``usage`` on ``model`` in integer micro-USD, and a note when there is no price.
+
+    ``override`` (a profile's ``pricing``, USD per million tokens) wins over the table. An unknown
+    model costs 0 and the note says so; the adapter puts it in ``metadata["pricing"]``.
+    """
+    table = price_for(model)
+    if override:
+        price = _from_override(override, table)
+    elif table is not None:
+        price = table
+    else:
+        return 0, f"unknown model {model!r}: cost 0 (no price in the {PRICE_TABLE_DATE} table)"
+    total = (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_read_input_tokens * price.cache_read
+    )
+    return (total + _MICRO // 2) // _MICRO, None
