@@ -1,0 +1,287 @@
+"""The scripted loopback HTTP core under the fake provider servers.
+
+A :class:`ScriptedHTTPServer` serves ``POST`` requests on ``127.0.0.1`` from a queue of scripted
+steps (a status with a body and headers, a delay, a connection reset, raw malformed bytes), records
+every request, and falls back to a provider-specific default answer when the script is empty.
+Subclasses add the provider's path and body shapes (``FakeOpenAIServer``). HTTP/1.1 keep-alive and
+concurrent connections are served (one thread per connection), as the SDKs' pools expect.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+__all__ = ["Answer", "RecordedRequest", "ScriptedHTTPServer"]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received: path, headers (lower-cased names) and parsed JSON body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What to send back. ``reset`` drops the connection (TCP RST) instead of answering."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+    reset: bool = False
+
+    @staticmethod
+    def json(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Answer:
+        """``body`` serialised as JSON."""
+        return Answer(status, json.dumps(body).encode("utf-8"), dict(headers or {}))
+
+
+#: A step turns the recorded request into an answer (some answers echo the request's model).
+Build = Callable[[RecordedRequest], Answer]
+
+
+@dataclass(frozen=True)
+class _Step:
+    build: Build
+    delay_s: float = 0.0
+
+
+class ScriptedHTTPServer:
+    """Serves scripted answers on an ephemeral loopback port; use as a context manager.
+
+    Subclasses set :attr:`paths` (the POST paths served; others get a 404) and implement
+    :meth:`default_answer`. ``latency_s`` delays every answer; ``record=False`` keeps no requests.
+    """
+
+    paths: tuple[str, ...] = ()
+
+    def __init__(self, *, latency_s: float = 0.0, record: bool = True) -> None:
+        self.latency_s = latency_s
+        self.record = record
+        self._script: deque[_Step] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- for subclasses ----------------------------------------------------------------------
+
+    def default_answer(self, request: RecordedRequest) -> Answer:
+        """What an empty script answers."""
+        raise NotImplementedError
+
+    def not_found(self, request: RecordedRequest) -> Answer:
+        """The answer for a path outside :attr:`paths`."""
+        return Answer.json({"error": {"message": f"no route {request.path}"}}, status=404)
+
+    def clear(self) -> None:
+        """Forget the script and the recorded requests (one server shared by many tests)."""
+        with self._lock:
+            self._script.clear()
+            self._requests.clear()
+
+    def push(self, build: Build, delay_s: float = 0.0) -> None:
+        """Queue one step."""
+        with self._lock:
+            self._script.append(_Step(build, delay_s))
+
+    # --- generic steps -----------------------------------------------------------------------
+
+    def reply_json(
+        self,
+        body: Any,
+        *,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        """Queue ``body`` serialised as JSON, whatever its shape."""
+        answer = Answer.json(body, status, headers)
+        self.push(lambda _req: answer, delay_s)
+
+    def malformed(
+        self,
+        raw: bytes = b'{"choices": [ not json',
+        *,
+        status: int = 200,
+        content_type: str = "application/json",
+        delay_s: float = 0.0,
+    ) -> None:
+        """Queue raw bytes sent as they are (a non-JSON or truncated "200")."""
+        answer = Answer(status, raw, content_type=content_type)
+        self.push(lambda _req: answer, delay_s)
+
+    def reset_connection(self, *, delay_s: float = 0.0) -> None:
+        """Queue a step that drops the connection (TCP reset) without answering."""
+        self.push(lambda _req: Answer(reset=True), delay_s)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> Any:
+        """Bind an ephemeral loopback port and serve on a daemon thread. Returns ``self``."""
+        handler = type("_BoundHandler", (_Handler,), {"fake": self})
+        httpd = _Server(("127.0.0.1", 0), handler)
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and drop every open connection."""
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        httpd.shutdown()
+        httpd.server_close()
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already gone
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        if self._httpd is None:
+            raise RuntimeError(f"{type(self).__name__} is not running")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of the requests received so far."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def pending(self) -> int:
+        """Scripted steps not yet consumed."""
+        with self._lock:
+            return len(self._script)
+
+    def _answer(self, request: RecordedRequest) -> tuple[Answer, float]:
+        with self._lock:
+            if self.record:
+                self._requests.append(request)
+            step = self._script.popleft() if self._script else None
+        if step is None:
+            return self.default_answer(request), 0.0
+        return step.build(request), step.delay_s
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    # Many clients connect at once in async benchmarks; the default backlog (5) would turn that
+    # burst into SYN retries measured as latency.
+    request_queue_size = 1024
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.to_reset: set[int] = set()
+
+    def shutdown_request(self, request: Any) -> None:
+        # The default half-closes first (a FIN the client may read as a clean EOF); a reset goes
+        # straight to close(), which SO_LINGER 0 turns into an RST.
+        if id(request) in self.to_reset:
+            self.to_reset.discard(id(request))
+            self.close_request(request)
+        else:
+            super().shutdown_request(request)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: ScriptedHTTPServer
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' pools expect
+    disable_nagle_algorithm = True
+
+    def setup(self) -> None:
+        super().setup()
+        with self.fake._lock:
+            self.fake._connections.add(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.fake._lock:
+                self.fake._connections.discard(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: tests read ``requests``, not a log."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        request = RecordedRequest(
+            method="POST",
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            raw=raw,
+        )
+        if self.path.split("?")[0].rstrip("/") not in self.fake.paths:
+            self._send(self.fake.not_found(request))
+            return
+        answer, delay_s = self.fake._answer(request)
+        if delay_s or self.fake.latency_s:
+            time.sleep(delay_s + self.fake.latency_s)
+        if answer.reset:
+            self._reset()
+            return
+        self._send(answer)
+
+    def _send(self, answer: Answer) -> None:
+        try:
+            self.send_response(answer.status)
+            self.send_header("content-type", answer.content_type)
+            self.send_header("content-length", str(len(answer.body)))
+            for name, value in answer.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(answer.body)
+        except OSError:
+            self.close_connection = True  # the client gave up first (a per-attempt timeout)
+
+    def _reset(self) -> None:
+        # SO_LINGER with a zero timeout makes close() send RST: the client sees a reset, not EOF.
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        self.server.to_reset.add(id(self.connection))  # type: ignore[attr-defined]

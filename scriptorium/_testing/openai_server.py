@@ -1,0 +1,210 @@
+"""``FakeOpenAIServer``: a loopback server speaking OpenAI's Chat Completions API, so the real
+``openai`` SDK can be tested end to end with scripted responses and faults.
+
+    with FakeOpenAIServer() as server:
+        server.fail(429, code="rate_limit_exceeded", headers={"retry-after": "1"})
+        server.reply("hello", prompt_tokens=12, completion_tokens=3)
+        client = openai.OpenAI(api_key="k", base_url=server.url, max_retries=0)
+        ...
+        server.requests[-1].body["messages"]
+
+Each ``POST /v1/chat/completions`` consumes the next scripted step; with the script empty the
+server answers ``default_text`` (or a 500 when that is None). The scripting vocabulary is the same
+as ``FakeAnthropicServer``'s: ``reply``, ``reply_tool``, ``reply_json``, ``fail``, ``malformed``,
+``reset_connection``, ``delay``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from scriptorium._testing.http import Answer, RecordedRequest, ScriptedHTTPServer
+
+__all__ = ["FakeOpenAIServer", "RecordedRequest", "completion_body"]
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "invalid_request_error",
+    404: "invalid_request_error",
+    429: "requests",
+    500: "server_error",
+    503: "server_error",
+}
+
+
+def completion_body(
+    message: Mapping[str, Any],
+    *,
+    model: str,
+    finish_reason: str | None,
+    usage: Mapping[str, Any] | None,
+    ident: str = "chatcmpl-fake",
+) -> dict[str, Any]:
+    """A ``chat.completion`` object with one choice carrying ``message``."""
+    body: dict[str, Any] = {
+        "id": ident,
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "message": dict(message), "finish_reason": finish_reason}],
+    }
+    if usage is not None:
+        body["usage"] = dict(usage)
+    return body
+
+
+def _usage(prompt: int, completion: int, cached: int | None) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return usage
+
+
+def _asked_model(request: RecordedRequest) -> str:
+    model = request.body.get("model") if isinstance(request.body, dict) else None
+    return model if isinstance(model, str) else "gpt-fake"
+
+
+class FakeOpenAIServer(ScriptedHTTPServer):
+    """A scripted Chat Completions API on ``127.0.0.1``; ``url`` (ending in ``/v1``) is the base
+    URL for the SDK. ``latency_s`` delays every answer; ``record=False`` keeps no ``requests``."""
+
+    paths = ("/v1/chat/completions",)
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        default_text: str | None = "ok",
+        record: bool = True,
+    ) -> None:
+        super().__init__(latency_s=latency_s, record=record)
+        self.default_text = default_text
+        self._ids = itertools.count(1)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def start(self) -> FakeOpenAIServer:
+        """Bind an ephemeral loopback port and serve on a daemon thread."""
+        super().start()
+        return self
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the SDK (``http://127.0.0.1:<port>/v1``)."""
+        return f"{self.base_url}/v1"
+
+    def _headers(self, extra: Mapping[str, str] | None) -> dict[str, str]:
+        return {"x-request-id": f"req_fake_{next(self._ids)}", **(extra or {})}
+
+    # --- scripting -------------------------------------------------------------------------------
+
+    def reply(
+        self,
+        text: str | None = "ok",
+        *,
+        finish_reason: str | None = "stop",
+        prompt_tokens: int = 10,
+        completion_tokens: int = 5,
+        cached_tokens: int | None = None,
+        usage: bool = True,
+        refusal: str | None = None,
+        model: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        """Queue a 200 completion whose message content is ``text`` (``usage=False`` omits usage)."""
+        message = {"role": "assistant", "content": text, "refusal": refusal}
+        counts = _usage(prompt_tokens, completion_tokens, cached_tokens) if usage else None
+
+        def build(req: RecordedRequest) -> Answer:
+            body = completion_body(
+                message,
+                model=model or _asked_model(req),
+                finish_reason=finish_reason,
+                usage=counts,
+            )
+            return Answer.json(body, headers=self._headers(headers))
+
+        self.push(build, delay_s)
+
+    def reply_tool(
+        self,
+        arguments: str,
+        *,
+        name: str | None = None,
+        finish_reason: str | None = "stop",
+        prompt_tokens: int = 10,
+        completion_tokens: int = 5,
+        delay_s: float = 0.0,
+    ) -> None:
+        """Queue a 200 whose message is one tool call with ``arguments`` (a JSON string as the API
+        sends it); ``name`` defaults to the request's forced function. Forced calls end in
+        ``stop``."""
+
+        def build(req: RecordedRequest) -> Answer:
+            chosen = name
+            if chosen is None and isinstance(req.body, dict):
+                choice = req.body.get("tool_choice")
+                function = choice.get("function") if isinstance(choice, dict) else None
+                chosen = function.get("name") if isinstance(function, dict) else None
+            call = {
+                "id": "call_fake",
+                "type": "function",
+                "function": {"name": chosen or "output", "arguments": arguments},
+            }
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            body = completion_body(
+                message,
+                model=_asked_model(req),
+                finish_reason=finish_reason,
+                usage=_usage(prompt_tokens, completion_tokens, None),
+            )
+            return Answer.json(body, headers=self._headers(None))
+
+        self.push(build, delay_s)
+
+    def fail(
+        self,
+        status: int,
+        *,
+        code: str | None = None,
+        error_type: str | None = None,
+        message: str = "scripted failure",
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        """Queue an error status. Without ``body``, an OpenAI-shaped error:
+        ``{"error": {"message", "type", "param", "code"}}``."""
+        if body is None:
+            kind = error_type or _ERROR_TYPES.get(status, "server_error")
+            body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        self.reply_json(body, status=status, headers=self._headers(headers), delay_s=delay_s)
+
+    def delay(self, seconds: float, text: str = "ok") -> None:
+        """Queue a reply sent only after ``seconds`` (a client with a shorter timeout gives up)."""
+        self.reply(text, delay_s=seconds)
+
+    # --- defaults --------------------------------------------------------------------------------
+
+    def default_answer(self, request: RecordedRequest) -> Answer:
+        """``default_text`` as a completion, or a 500 when it is None."""
+        if self.default_text is None:
+            error = {"error": {"message": "script exhausted", "type": "server_error"}}
+            return Answer.json(error, status=500)
+        body = completion_body(
+            {"role": "assistant", "content": self.default_text, "refusal": None},
+            model=_asked_model(request),
+            finish_reason="stop",
+            usage=_usage(10, 5, None),
+        )
+        return Answer.json(body, headers=self._headers(None))

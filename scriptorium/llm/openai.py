@@ -1,0 +1,449 @@
+"""The ``openai`` provider: OpenAI and OpenAI-compatible servers through the official SDK.
+
+One adapter serves api.openai.com and the servers that speak its Chat Completions API (vLLM,
+Ollama, llama.cpp server, ...) through ``target.endpoint``, the base URL *including* ``/v1``.
+
+- The SDK is imported on first use (missing -> ``reason="provider_unavailable"``) and always built
+  with ``max_retries=0``: :mod:`scriptorium.llm.retry` is the only retry loop. Each request gets the
+  time left of the budget as its timeout.
+- One SDK client per (endpoint, key digest), reused; async clients are kept per event loop, since
+  an async client belongs to the loop it first ran on.
+- The key and base URL are passed explicitly, and what the SDK would otherwise pick up from the
+  environment (``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID``, ``OPENAI_CUSTOM_HEADERS``, ...) is cleared:
+  a profile alone says where a request goes and as whom.
+- The response body is parsed here, not by the SDK, so a non-JSON or wrong-shaped 200 is a clean
+  ``invalid_response`` instead of a half-filled model object.
+
+Request mapping, structured-output strategies and usage semantics: ``internal_docs/llm.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import SecretStr
+
+from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm import pricing
+from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
+from scriptorium.llm.openai_schema import strict_schema
+from scriptorium.llm.retry import (
+    Failure,
+    RetryHooks,
+    RetryPolicy,
+    acall_with_retry,
+    call_with_retry,
+    classify_http,
+)
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import Message
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "build_params", "parse_completion"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_PROVIDER = "openai"
+_FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "refusal",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+}
+# OpenAI echoes a masked key in 401 messages ("sk-ab***yz"); even fragments stay out of errors.
+_MASKED_KEY = re.compile(r"\S*\*{3,}\S*")
+
+
+def _sdk() -> Any:
+    """The ``openai`` module, imported on first use."""
+    try:
+        import openai
+    except ImportError as err:
+        raise LLMGenerateError(
+            "the openai provider needs the 'openai' package (pip install 'scriptorium[openai]')",
+            reason="provider_unavailable",
+            provider=_PROVIDER,
+        ) from err
+    return openai
+
+
+# --- request ----------------------------------------------------------------------------------
+
+
+def _tool_name(structured: StructuredOutput) -> str:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", structured.name)[:64]
+    return name or "output"
+
+
+def _schema_text(schema: Any) -> str:
+    return json.dumps(schema, ensure_ascii=False, indent=None)
+
+
+def _max_tokens_field(request: LLMRequest) -> str:
+    """``max_completion_tokens`` for api.openai.com (its reasoning models reject ``max_tokens``),
+    ``max_tokens`` for other endpoints (what every compatible server understands); a profile may
+    choose with ``options.max_tokens_field``."""
+    chosen = request.options.get("max_tokens_field")
+    if chosen in ("max_tokens", "max_completion_tokens"):
+        return str(chosen)
+    endpoint = request.target.endpoint
+    if endpoint is None or "://api.openai.com" in endpoint:
+        return "max_completion_tokens"
+    return "max_tokens"
+
+
+def _mentions_json(system: str | None, request: LLMRequest) -> bool:
+    texts = [system or "", *(m.content for m in request.messages)]
+    return any("json" in t.lower() for t in texts)
+
+
+def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
+    """The Chat Completions parameters for ``request`` and the structured strategy used.
+
+    ``top_k`` is not sent: OpenAI has no such parameter and rejects unknown ones. Strategies:
+    ``native`` (and ``auto``) -> ``response_format`` (``json_schema``, strict when the schema
+    reduces; ``json_object`` for the ``json`` format); ``tool`` -> one forced function whose
+    arguments are the output; ``prompt`` -> the schema in the system prompt.
+    """
+    settings: ExecutionSettings = request.settings
+    system = request.system
+    params: dict[str, Any] = {"model": request.target.model}
+    params[_max_tokens_field(request)] = settings.max_tokens
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    if settings.stop_sequences:
+        params["stop"] = list(settings.stop_sequences)
+
+    strategy: str | None = None
+    structured = request.structured_output
+    if structured is not None:
+        schema = structured.schema_
+        has_schema = structured.format == "json_schema" and isinstance(schema, dict)
+        strategy = "native" if structured.strategy == "auto" else structured.strategy
+        if strategy == "tool" and not (has_schema and strict_schema(schema) is not None):
+            strategy = "native"  # function parameters must be an object schema
+        if strategy == "prompt":
+            instruction = (
+                "Respond with only a JSON value that conforms to this JSON Schema, "
+                f"and no other text:\n{_schema_text(schema)}"
+                if has_schema
+                else "Respond with only a JSON value, and no other text."
+            )
+            system = f"{system}\n\n{instruction}" if system else instruction
+        elif strategy == "tool":
+            name = _tool_name(structured)
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": "Return the output.",
+                        "parameters": strict_schema(schema),
+                        "strict": True,
+                    },
+                }
+            ]
+            params["tool_choice"] = {"type": "function", "function": {"name": name}}
+        elif has_schema:
+            reduced = strict_schema(schema)
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _tool_name(structured),
+                    "schema": reduced if reduced is not None else schema,
+                    "strict": reduced is not None,
+                },
+            }
+        else:
+            # JSON mode refuses prompts that never say "JSON"; say it rather than fail with a 400.
+            if not _mentions_json(system, request):
+                note = "Respond in JSON."
+                system = f"{system}\n\n{note}" if system else note
+            params["response_format"] = {"type": "json_object"}
+
+    messages: list[dict[str, str]] = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+    params["messages"] = messages
+    return params, strategy
+
+
+# --- response ---------------------------------------------------------------------------------
+
+
+def _invalid(message: str) -> LLMGenerateError:
+    return LLMGenerateError(message, reason="invalid_response", provider=_PROVIDER)
+
+
+def _count(holder: Any, key: str) -> int:
+    value = holder.get(key) if isinstance(holder, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage, dict[str, Any]]:
+    """Text, finish reason, usage (tokens only) and metadata from a 200 body; ``invalid_response``
+    when the body is not a chat completion.
+
+    ``input_tokens`` is ``prompt_tokens`` minus the cached tokens, which are reported as
+    ``cache_read_input_tokens``: OpenAI counts cached tokens inside ``prompt_tokens``, and pricing
+    charges each class once.
+    """
+    try:
+        body = json.loads(raw)
+    except ValueError as err:
+        raise _invalid(f"openai: the 200 response is not JSON ({describe(err)})") from err
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _invalid("openai: the 200 response has no choices")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise _invalid("openai: the 200 response's choice has no message")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise _invalid("openai: the message content is not text")
+    text = content or ""
+    metadata: dict[str, Any] = {}
+    raw_finish = choices[0].get("finish_reason")
+    finish = _FINISH.get(raw_finish, raw_finish) if isinstance(raw_finish, str) else "stop"
+    if raw_finish != finish:
+        metadata["provider_finish_reason"] = raw_finish
+    if strategy == "tool":
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            function = calls[0].get("function") if isinstance(calls[0], dict) else None
+            arguments = function.get("arguments") if isinstance(function, dict) else None
+            if not isinstance(arguments, str):
+                raise _invalid("openai: the tool call has no arguments")
+            text = arguments
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        finish = "refusal"
+        metadata["refusal"] = refusal
+        text = text or refusal
+    usage_body = body.get("usage")
+    if not isinstance(usage_body, dict):
+        metadata["usage_missing"] = True
+        usage_body = {}
+    prompt = _count(usage_body, "prompt_tokens")
+    cached = min(prompt, _count(usage_body.get("prompt_tokens_details"), "cached_tokens"))
+    usage = Usage(
+        input_tokens=prompt - cached,
+        output_tokens=_count(usage_body, "completion_tokens"),
+        cache_read_input_tokens=cached,
+    )
+    if isinstance(body.get("model"), str):
+        metadata["response_model"] = body["model"]
+    return text, finish, usage, metadata
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+def classify(err: BaseException) -> Failure:
+    """The one translation of SDK exceptions into retry :class:`Failure` s."""
+    sdk = _sdk()
+    if isinstance(err, sdk.APIStatusError):
+        failure = classify_http(err.status_code, err.response.headers, err.body)
+        message = _MASKED_KEY.sub("[redacted]", failure.message)
+        return Failure(
+            failure.reason,
+            failure.retryable,
+            failure.http_status,
+            failure.retry_after_s,
+            message,
+        )
+    if isinstance(err, sdk.APITimeoutError):
+        return Failure("timeout", True, message="request timed out")
+    if isinstance(err, sdk.APIConnectionError):
+        cause = err.__cause__ or err.__context__
+        return Failure("connection", True, message=describe(cause) if cause else "connection error")
+    if isinstance(err, sdk.OpenAIError):
+        return Failure("config", False, message=describe(err))
+    return Failure("invalid_response", False, message=describe(err))
+
+
+# --- the client -------------------------------------------------------------------------------
+
+#: What one successful attempt yields: the parsed completion and the request id.
+_Attempt = tuple[tuple[str, str, Usage, dict[str, Any]], str | None]
+
+
+def _read(raw: Any, strategy: str | None) -> _Attempt:
+    # Parsed inside the attempt, so an invalid 200 fails through the retry loop like any failure
+    # and carries its attempt count.
+    return parse_completion(raw.content, strategy), raw.headers.get("x-request-id")
+
+
+def _key_value(request: LLMRequest) -> str:
+    key = request.api_key.get_secret_value() if request.api_key is not None else ""
+    if not key:
+        raise LLMGenerateError(
+            "openai: no API key (local servers that ignore keys still need one named)",
+            reason="config",
+            provider=_PROVIDER,
+            model=request.target.model,
+        )
+    return key
+
+
+def _scrub(client: Any) -> Any:
+    # The SDK fills these from the environment when they are not passed; a profile names neither.
+    client.organization = None
+    client.project = None
+    client.admin_api_key = None
+    client.webhook_secret = None
+    if hasattr(client, "_custom_headers"):
+        client._custom_headers = {}
+    return client
+
+
+class OpenAIClient:
+    """``Client`` and ``AsyncClient`` for the ``openai`` provider (see the module doc)."""
+
+    def __init__(self, *, hooks: RetryHooks | None = None) -> None:
+        self._hooks = hooks or RetryHooks()
+        self._lock = threading.Lock()
+        self._sync: dict[tuple[str, str], Any] = {}
+        self._async: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[str, str], Any]
+        ] = weakref.WeakKeyDictionary()
+
+    @staticmethod
+    def _slot(request: LLMRequest, key: str) -> tuple[str, str]:
+        endpoint = request.target.endpoint or DEFAULT_BASE_URL
+        return endpoint, hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+    def _sync_client(self, request: LLMRequest, key: str) -> Any:
+        slot = self._slot(request, key)
+        with self._lock:
+            client = self._sync.get(slot)
+            if client is None:
+                client = _scrub(_sdk().OpenAI(api_key=key, base_url=slot[0], max_retries=0))
+                self._sync[slot] = client
+            return client
+
+    def _async_client(self, request: LLMRequest, key: str) -> Any:
+        slot = self._slot(request, key)
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            # Clients of closed loops can never be used again; drop them (and their pools).
+            for old in [lp for lp in self._async if lp.is_closed()]:
+                del self._async[old]
+            clients = self._async.setdefault(loop, {})
+            client = clients.get(slot)
+            if client is None:
+                client = _scrub(_sdk().AsyncOpenAI(api_key=key, base_url=slot[0], max_retries=0))
+                clients[slot] = client
+            return client
+
+    @staticmethod
+    def _policy(settings: ExecutionSettings) -> RetryPolicy:
+        return RetryPolicy(max_retries=settings.max_retries, timeout_s=settings.timeout_s)
+
+    @staticmethod
+    def _response(
+        request: LLMRequest,
+        result: _Attempt,
+        strategy: str | None,
+        attempts: int,
+        started: float,
+    ) -> LLMResponse:
+        (text, finish, usage, metadata), request_id = result
+        cost, note = pricing.cost_micro(request.target.model, usage, request.pricing)
+        usage = usage.model_copy(update={"cost_micro": cost, "llm_calls": attempts})
+        metadata.update({"provider": _PROVIDER, "strategy": strategy})
+        if request_id:
+            metadata["request_id"] = request_id
+        if note:
+            metadata["pricing"] = note
+        return LLMResponse(
+            text=text,
+            model=metadata.get("response_model") or request.target.model,
+            finish_reason=finish,
+            usage=usage,
+            attempts=attempts,
+            # Wall time, not the retry clock: that one is injectable and may be a fake.
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            metadata=metadata,
+        )
+
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        """One chat completion, through the retry loop."""
+        key = _key_value(request)
+        client = self._sync_client(request, key)
+        started = time.perf_counter()  # after the first-use SDK import: not the request's time
+        params, strategy = build_params(request)
+
+        def attempt(timeout_s: float) -> _Attempt:
+            response = client.chat.completions.with_raw_response.create(**params, timeout=timeout_s)
+            return _read(response.http_response, strategy)
+
+        result, attempts, _ = call_with_retry(
+            attempt,
+            classify,
+            policy=self._policy(request.settings),
+            hooks=self._hooks,
+            provider=_PROVIDER,
+            model=request.target.model,
+            secrets=(key,),
+        )
+        return self._response(request, result, strategy, attempts, started)
+
+    async def agenerate(self, request: LLMRequest) -> LLMResponse:
+        """The async twin of :meth:`generate`."""
+        key = _key_value(request)
+        client = self._async_client(request, key)
+        started = time.perf_counter()  # after the first-use SDK import: not the request's time
+        params, strategy = build_params(request)
+
+        async def attempt(timeout_s: float) -> _Attempt:
+            response = await client.chat.completions.with_raw_response.create(
+                **params, timeout=timeout_s
+            )
+            return _read(response.http_response, strategy)
+
+        result, attempts, _ = await acall_with_retry(
+            attempt,
+            classify,
+            policy=self._policy(request.settings),
+            hooks=self._hooks,
+            provider=_PROVIDER,
+            model=request.target.model,
+            secrets=(key,),
+        )
+        return self._response(request, result, strategy, attempts, started)
+
+    def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
+        """A minimal real request (a few output tokens, one retry) proving key, endpoint and model."""
+        request = LLMRequest(
+            target=target,
+            api_key=api_key,
+            messages=(Message(role="user", content="Reply with OK."),),
+            settings=ExecutionSettings(max_tokens=16, timeout_s=30.0, max_retries=1),
+        )
+        return self.generate(request)
+
+    def close(self) -> None:
+        """Close the sync SDK clients (their connection pools)."""
+        with self._lock:
+            clients, self._sync = list(self._sync.values()), {}
+        for client in clients:
+            client.close()
+
+    async def aclose(self) -> None:
+        """Close the async SDK clients of the running event loop."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            clients = list(self._async.pop(loop, {}).values())
+        for client in clients:
+            await client.close()
