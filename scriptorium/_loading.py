@@ -76,10 +76,12 @@ _StrictLoader.yaml_implicit_resolvers = {
 }
 
 
-def _yaml_message(err: yaml.YAMLError) -> str:
+def _yaml_message(err: yaml.YAMLError, line_offset: int) -> str:
     problem = getattr(err, "problem", None) or "invalid YAML"
     mark = getattr(err, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    where = ""
+    if mark is not None:
+        where = f" at line {mark.line + 1 + line_offset}, column {mark.column + 1}"
     return f"invalid YAML{where}: {problem}"
 
 
@@ -93,13 +95,17 @@ def _forget_source(err: yaml.YAMLError) -> None:
             mark.buffer = None
 
 
-def load_yaml(text: str) -> Any:
-    """Parse one YAML document with :class:`_StrictLoader` and check it is plain JSON data."""
+def load_yaml(text: str, *, line_offset: int = 0) -> Any:
+    """Parse one YAML document with :class:`_StrictLoader` and check it is plain JSON data.
+
+    ``line_offset`` is how many lines of the file precede ``text``, so positions in messages are
+    positions in the file.
+    """
     try:
         value = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as err:
         _forget_source(err)
-        raise FormatProblem(_yaml_message(err)) from err
+        raise FormatProblem(_yaml_message(err, line_offset)) from err
     check_json_compatible(value)
     return value
 

@@ -58,6 +58,11 @@ class ScriptoriumError(Exception):
     #: The attributes a subclass accepts as keywords (besides ``message``); all default to None.
     fields: ClassVar[tuple[str, ...]] = ("prompt_id", "profile", "path")
 
+    # Declared for type checkers; ``__init__`` sets every name in ``fields``.
+    prompt_id: str | None
+    profile: str | None
+    path: str | None
+
     def __init__(self, message: str, **attrs: Any) -> None:
         unknown = set(attrs) - set(self.fields)
         if unknown:
@@ -94,6 +99,7 @@ class InvalidRequestError(ScriptoriumError, ValueError):
 
     code = "invalid_request"
     fields = ("prompt_id", "profile", "path", "field")
+    field: str | None
 
 
 class ProfileRequiredError(ScriptoriumError):
@@ -108,6 +114,7 @@ class APIKeyEnvMissingError(ScriptoriumError):
 
     code = "api_key_env_missing"
     fields = ("prompt_id", "profile", "path", "env_var")
+    env_var: str | None
 
 
 class APIKeyRequiredError(ScriptoriumError):
@@ -116,6 +123,7 @@ class APIKeyRequiredError(ScriptoriumError):
 
     code = "api_key_required"
     fields = ("prompt_id", "profile", "path", "provider")
+    provider: str | None
 
 
 class PromptLoadError(ScriptoriumError):
@@ -137,6 +145,7 @@ class ArtifactLoadError(ScriptoriumError):
 
     code = "artifact_load"
     fields = ("prompt_id", "profile", "path", "artifact")
+    artifact: str | None
 
 
 class PromptRenderError(ScriptoriumError):
@@ -145,6 +154,7 @@ class PromptRenderError(ScriptoriumError):
 
     code = "prompt_render"
     fields = ("prompt_id", "profile", "path", "section")
+    section: str | None
 
 
 class LLMGenerateError(ScriptoriumError):
@@ -216,6 +226,7 @@ class OutputInvalidError(ScriptoriumError):
 
     code = "output_invalid"
     fields = ("prompt_id", "profile", "path", "issues")
+    issues: Any
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

@@ -40,7 +40,7 @@ def check_prompt_id(prompt_id: object) -> None:
     if not is_valid_prompt_id(prompt_id):
         raise InvalidRequestError(
             f"invalid prompt id {show_id(prompt_id)}: expected lowercase words joined by '/'",
-            prompt_id=prompt_id,
+            prompt_id=prompt_id if isinstance(prompt_id, str) else None,
             field="prompt_id",
         )
 
@@ -109,7 +109,7 @@ def _front_matter(source: str | None) -> dict[str, Any]:
     if source is None:
         return {}
     try:
-        data = load_yaml(source)
+        data = load_yaml(source, line_offset=1)  # the opening --- line
     except FormatProblem as err:
         raise PromptLoadError(f"front matter: {err}") from err
     if data is None:
