@@ -28,7 +28,7 @@ __all__ = [
 DEFAULT_MAX_BYTES = 32 << 20
 OCTET_STREAM = "application/octet-stream"
 _MAX_REF_CHARS = 4096
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 # Types the standard table lacks or that differ between systems; checked first.
 _EXTRA_TYPES = {
