@@ -285,7 +285,8 @@ def _read(raw: Any, strategy: str | None) -> _Attempt:
 
 
 def _key_value(request: LLMRequest) -> str:
-    key = request.api_key.get_secret_value() if request.api_key is not None else ""
+    value: Any = request.api_key  # a str only if a caller bypassed validation (model_copy)
+    key = value.get_secret_value() if isinstance(value, SecretStr) else str(value or "")
     if not key:
         raise LLMGenerateError(
             "openai: no API key (local servers that ignore keys still need one named)",

@@ -1,0 +1,202 @@
+"""The ``replay`` provider: responses served from a JSONL cassette keyed by ``request_hash``.
+
+This is how users run prompt tests in CI without a key: record once against a real provider
+(``mode: record``), commit the cassette, then replay (``mode: replay``, the default).
+
+Cassette format: one JSON object per line, ``{"request_hash", "request", "response"}`` where
+``request`` is the request's hash form (never the key) and ``response`` an ``LLMResponse``. Lines are
+only ever appended; when a hash appears more than once, the last line wins (re-recording).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from scriptorium import hashing
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.model import LLMRequest, LLMResponse
+
+try:  # Cross-process append lock where the platform has one; the thread lock covers the rest.
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["ReplayClient", "ReplayMode", "request_hash"]
+
+ReplayMode = Literal["replay", "record"]
+
+
+def request_hash(request: LLMRequest) -> str:
+    """The cassette key of ``request``: the runner's ``request_hash`` (the key never counts)."""
+    return hashing.hash_json(request.hash_form())
+
+
+class ReplayClient:
+    """Serves (``replay``) or records (``record``) responses in the JSONL cassette ``cassette``.
+
+    In replay mode a request whose hash is not in the cassette fails with
+    ``LLMGenerateError(reason="replay_miss")`` naming the hash. A replayed response keeps the recorded
+    text, finish reason and tokens, but reports ``attempts=0``, ``llm_calls=0`` and ``cost_micro=0``:
+    no request was made and nothing was spent now. The recorded values are kept in
+    ``metadata["replay"]``. In record mode every request goes to ``inner`` and is appended.
+    """
+
+    def __init__(
+        self,
+        cassette: Path,
+        *,
+        mode: ReplayMode = "replay",
+        inner: Client | None = None,
+    ) -> None:
+        if mode not in ("replay", "record"):
+            raise LLMGenerateError(
+                f"replay provider: mode must be 'replay' or 'record', not {mode!r}",
+                reason="config",
+                provider="replay",
+            )
+        if mode == "record" and inner is None:
+            raise LLMGenerateError(
+                "replay provider: record mode needs a client to record from",
+                reason="config",
+                provider="replay",
+            )
+        self.cassette = Path(cassette)
+        self.mode: ReplayMode = mode
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._entries: dict[str, dict[str, Any]] = {}
+
+    # -- replay -------------------------------------------------------------------------------
+
+    def _index(self) -> dict[str, dict[str, Any]]:
+        """The cassette's entries by hash, reloaded only when the file changed (mtime and size)."""
+        with self._lock:
+            try:
+                stat = self.cassette.stat()
+            except FileNotFoundError:
+                self._stamp, self._entries = None, {}
+                return self._entries
+            except OSError as err:
+                raise self._config_error(f"cannot read cassette: {type(err).__name__}") from err
+            stamp = (stat.st_mtime_ns, stat.st_size)
+            if stamp != self._stamp:
+                self._entries = self._read()
+                self._stamp = stamp
+            return self._entries
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        entries: dict[str, dict[str, Any]] = {}
+        try:
+            lines = self.cassette.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as err:
+            raise self._config_error(f"cannot read cassette: {type(err).__name__}") from err
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                key = entry["request_hash"]
+                if not isinstance(key, str) or not isinstance(entry["response"], dict):
+                    raise TypeError("wrong shape")
+            except (ValueError, KeyError, TypeError) as err:
+                raise self._config_error(f"cassette line {number} is not a valid entry") from err
+            entries[key] = entry["response"]
+        return entries
+
+    def _replay(self, request: LLMRequest) -> LLMResponse:
+        started = time.perf_counter()
+        key = request_hash(request)
+        recorded = self._index().get(key)
+        if recorded is None:
+            raise LLMGenerateError(
+                f"replay miss: no response recorded for {key} in {self.cassette.name}",
+                reason="replay_miss",
+                provider="replay",
+                model=request.target.model,
+                attempts=0,
+            )
+        try:
+            response = LLMResponse.model_validate(recorded)
+        except ValueError as err:
+            raise self._config_error(f"recorded response for {key} is invalid") from err
+        metadata = dict(response.metadata)
+        metadata["replay"] = {
+            "request_hash": key,
+            "recorded_attempts": response.attempts,
+            "recorded_cost_micro": response.usage.cost_micro,
+            "recorded_latency_ms": response.latency_ms,
+        }
+        return response.model_copy(
+            update={
+                "attempts": 0,
+                "usage": response.usage.model_copy(update={"llm_calls": 0, "cost_micro": 0}),
+                "latency_ms": (time.perf_counter() - started) * 1000.0,
+                "metadata": metadata,
+            }
+        )
+
+    # -- record -------------------------------------------------------------------------------
+
+    def _append(self, request: LLMRequest, response: LLMResponse) -> None:
+        key = request_hash(request)
+        line = hashing.canonical_json(
+            {
+                "request_hash": key,
+                "request": request.hash_form(),
+                "response": response.model_dump(mode="json"),
+            }
+        )
+        with self._lock:
+            try:
+                self.cassette.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.cassette, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    if fcntl is not None:
+                        fcntl.flock(fd, fcntl.LOCK_EX)
+                    # One write of a whole line on an O_APPEND descriptor: readers never see half
+                    # an entry interleaved with another writer's.
+                    os.write(fd, line + b"\n")
+                finally:
+                    os.close(fd)  # closing releases the flock
+            except OSError as err:
+                raise self._config_error(
+                    f"cannot append to cassette: {type(err).__name__}"
+                ) from err
+            self._stamp = None  # the next replay re-reads the file, other writers' lines included
+
+    # -- ports --------------------------------------------------------------------------------
+
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        """The recorded response (replay), or the inner client's response, recorded (record)."""
+        if self.mode == "replay":
+            return self._replay(request)
+        assert self._inner is not None  # checked in __init__
+        response = self._inner.generate(request)
+        self._append(request, response)
+        return response
+
+    async def agenerate(self, request: LLMRequest) -> LLMResponse:
+        """The async twin of :meth:`generate`."""
+        if self.mode == "replay":
+            return self._replay(request)
+        inner = self._inner
+        assert inner is not None  # checked in __init__
+        if isinstance(inner, AsyncClient):
+            response = await inner.agenerate(request)
+        else:
+            response = await asyncio.to_thread(inner.generate, request)
+        self._append(request, response)
+        return response
+
+    def _config_error(self, message: str) -> LLMGenerateError:
+        return LLMGenerateError(
+            f"replay provider: {message} ({self.cassette.name})", reason="config", provider="replay"
+        )

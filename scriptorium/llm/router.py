@@ -1,0 +1,220 @@
+"""The provider router: one ``Client`` that sends each request to the adapter its profile names.
+
+``request.target.provider`` picks a factory; the factory builds the adapter from a
+:class:`ProviderConfig` (the profile's ``options`` and source file, the retry hooks). Built clients
+are cached, so SDK clients and the fake provider's turn counter live as long as the router:
+
+- provider adapters that ignore ``options`` (``anthropic``, ``openai``) are built once per router;
+- per-profile adapters (``fake``, ``replay``, and custom ones by default) once per
+  ``(provider, options, profile source)``.
+
+Adapter modules are imported only when their provider is first used, so importing the router
+never imports a provider SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scriptorium import hashing
+from scriptorium.errors import LLMGenerateError, translate
+from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
+
+    from scriptorium.llm.retry import RetryHooks
+
+__all__ = ["ProviderConfig", "ProviderFactory", "Router"]
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """What a factory gets to build the client of one provider."""
+
+    provider: str
+    #: The profile's ``options`` (empty for adapters built once per router).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: The profile file, for paths in ``options`` relative to it.
+    source: str | None = None
+    hooks: RetryHooks | None = None
+    #: The client of another provider with the same options (``replay`` records through it).
+    resolve: Callable[[str], Client] | None = None
+
+
+ProviderFactory = Callable[[ProviderConfig], Client]
+
+
+def _anthropic(config: ProviderConfig) -> Client:
+    from scriptorium.llm.anthropic import AnthropicClient
+
+    return AnthropicClient(hooks=config.hooks)
+
+
+def _openai(config: ProviderConfig) -> Client:
+    from scriptorium.llm.openai import OpenAIClient
+
+    return OpenAIClient(hooks=config.hooks)
+
+
+def _fake(config: ProviderConfig) -> Client:
+    from scriptorium.llm.fake import FakeProviderClient
+
+    return FakeProviderClient.from_options(config.options)
+
+
+def _replay(config: ProviderConfig) -> Client:
+    from scriptorium.llm.replay import ReplayClient
+
+    options = config.options
+    cassette = options.get("cassette")
+    if not isinstance(cassette, str) or not cassette:
+        raise LLMGenerateError(
+            "replay provider: options.cassette must name the cassette file",
+            reason="config",
+            provider="replay",
+        )
+    path = Path(cassette)
+    if not path.is_absolute() and config.source is not None:
+        path = Path(config.source).parent / path
+    mode = options.get("mode", "replay")
+    inner: Client | None = None
+    if mode == "record":
+        record_provider = options.get("record_provider")
+        if not isinstance(record_provider, str) or record_provider in ("", "replay"):
+            raise LLMGenerateError(
+                "replay provider: record mode needs options.record_provider (a provider other "
+                "than replay)",
+                reason="config",
+                provider="replay",
+            )
+        assert config.resolve is not None  # the router always supplies it
+        inner = config.resolve(record_provider)
+    return ReplayClient(path, mode=mode, inner=inner)
+
+
+class Router:
+    """A :class:`Client` and :class:`AsyncClient` dispatching on ``request.target.provider``.
+
+    ``factories`` adds to (or replaces) the built-in ``anthropic``, ``openai``, ``fake`` and
+    ``replay`` factories; factories given here are built per profile, like :meth:`register`'s
+    default. An unknown provider fails with ``LLMGenerateError(reason="config")``.
+    """
+
+    def __init__(
+        self,
+        *,
+        factories: Mapping[str, ProviderFactory] | None = None,
+        hooks: RetryHooks | None = None,
+    ) -> None:
+        self._hooks = hooks
+        self._factories: dict[str, tuple[ProviderFactory, bool]] = {
+            "anthropic": (_anthropic, False),
+            "openai": (_openai, False),
+            "fake": (_fake, True),
+            "replay": (_replay, True),
+        }
+        for name, factory in (factories or {}).items():
+            self._factories[name] = (factory, True)
+        self._clients: dict[tuple[str, str, str | None], Client] = {}
+        self._lock = threading.RLock()
+
+    def register(self, name: str, factory: ProviderFactory, *, per_profile: bool = True) -> None:
+        """Route provider ``name`` to clients built by ``factory``.
+
+        With ``per_profile`` the factory sees each profile's ``options`` and source and is called
+        once per distinct pair; without, it is called once and its client serves every profile.
+        Registering again replaces the factory and forgets clients already built for ``name``.
+        """
+        with self._lock:
+            self._factories[name] = (factory, per_profile)
+            for key in [k for k in self._clients if k[0] == name]:
+                del self._clients[key]
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """The provider names this router can serve."""
+        with self._lock:
+            return tuple(sorted(self._factories))
+
+    def client_for(
+        self, provider: str, options: Mapping[str, Any] | None = None, source: str | None = None
+    ) -> Client:
+        """The (cached) client serving ``provider`` for a profile with ``options`` and ``source``."""
+        with self._lock:
+            entry = self._factories.get(provider)
+            if entry is None:
+                raise LLMGenerateError(
+                    f"unknown provider {provider!r}; known: {', '.join(sorted(self._factories))}",
+                    reason="config",
+                    provider=provider,
+                )
+            factory, per_profile = entry
+            options = dict(options or {}) if per_profile else {}
+            source = source if per_profile else None
+            key = (provider, _options_key(options), source)
+            client = self._clients.get(key)
+            if client is None:
+                config = ProviderConfig(
+                    provider=provider,
+                    options=options,
+                    source=source,
+                    hooks=self._hooks,
+                    resolve=lambda other: self.client_for(other, options, source),
+                )
+                with translate(
+                    LLMGenerateError,
+                    f"building the {provider} client",
+                    reason="config",
+                    provider=provider,
+                ):
+                    client = factory(config)
+                self._clients[key] = client
+            return client
+
+    def _route(self, request: LLMRequest) -> Client:
+        return self.client_for(request.target.provider, request.options, request.profile_source)
+
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        """The response of the adapter ``request.target.provider`` names."""
+        return self._route(request).generate(request)
+
+    async def agenerate(self, request: LLMRequest) -> LLMResponse:
+        """The async twin of :meth:`generate`; a sync-only adapter runs in a worker thread."""
+        client = self._route(request)
+        if isinstance(client, AsyncClient):
+            return await client.agenerate(request)
+        return await asyncio.to_thread(client.generate, request)
+
+    def verify(
+        self,
+        target: Target,
+        api_key: SecretStr | str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        source: str | None = None,
+    ) -> LLMResponse:
+        """A minimal real request through the adapter of ``target.provider`` (key, endpoint, model).
+
+        Adapters without a ``verify`` of their own (``fake``, ``replay``, most custom ones) are
+        proven by building them: the configuration is what can be wrong there.
+        """
+        client = self.client_for(target.provider, options, source)
+        verify = getattr(client, "verify", None)
+        if callable(verify):
+            result = verify(target, api_key)
+            if isinstance(result, LLMResponse):
+                return result
+        return LLMResponse(model=target.model, attempts=0, metadata={"verified": "configuration"})
+
+
+def _options_key(options: Mapping[str, Any]) -> str:
+    # Options come from YAML, so they may hold values JSON cannot (dates); str() keeps them stable.
+    return hashing.hash_bytes(json.dumps(options, sort_keys=True, default=str).encode("utf-8"))

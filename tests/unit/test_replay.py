@@ -1,0 +1,138 @@
+"""The ``replay`` provider: a JSONL cassette keyed by ``request_hash``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from scriptorium import hashing
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
+from scriptorium.llm.replay import ReplayClient, request_hash
+from scriptorium.prompt.model import Message
+from scriptorium.testing import FakeClient
+
+CANARY = "sk-canary-replay-0123456789abcdef"
+
+
+def make_request(text: str = "Summarize.") -> LLMRequest:
+    return LLMRequest(
+        target=Target(provider="replay", model="gpt-4o-mini"),
+        api_key=CANARY,
+        system="You summarize.",
+        messages=(Message(role="user", content=text),),
+    )
+
+
+RECORDED = LLMResponse(
+    text="A summary.",
+    model="gpt-4o-mini",
+    usage=Usage(input_tokens=12, output_tokens=4, cost_micro=5, llm_calls=2),
+    attempts=2,
+    latency_ms=321.0,
+    metadata={"request_id": "req_1"},
+)
+
+
+def test_request_hash_is_the_runner_hash_and_ignores_the_key() -> None:
+    """The cassette key is hash_json(hash_form()); a different key gives the same hash."""
+    request = make_request()
+    assert request_hash(request) == hashing.hash_json(request.hash_form())
+    other_key = request.model_copy(update={"api_key": "another"})
+    assert request_hash(other_key) == request_hash(request)
+
+
+def test_record_then_replay_in_a_new_instance(tmp_path: Path) -> None:
+    """Recorded responses are served back by a fresh client, with no request made now."""
+    cassette = tmp_path / "cassettes" / "run.jsonl"
+    inner = FakeClient([RECORDED])
+    recorded = ReplayClient(cassette, mode="record", inner=inner).generate(make_request())
+    assert recorded == RECORDED
+    replayed = ReplayClient(cassette).generate(make_request())
+    assert (replayed.text, replayed.model, replayed.finish_reason) == (
+        "A summary.",
+        "gpt-4o-mini",
+        "stop",
+    )
+    assert (replayed.usage.input_tokens, replayed.usage.output_tokens) == (12, 4)
+    assert (replayed.attempts, replayed.usage.llm_calls, replayed.usage.cost_micro) == (0, 0, 0)
+    assert replayed.metadata["replay"]["recorded_attempts"] == 2
+    assert replayed.metadata["replay"]["recorded_cost_micro"] == 5
+    assert replayed.metadata["request_id"] == "req_1"
+
+
+def test_a_miss_names_the_hash(tmp_path: Path) -> None:
+    """An unrecorded request fails with reason replay_miss and its hash in the message."""
+    cassette = tmp_path / "run.jsonl"
+    ReplayClient(cassette, mode="record", inner=FakeClient(["x"])).generate(make_request("a"))
+    missing = make_request("b")
+    with pytest.raises(LLMGenerateError) as caught:
+        ReplayClient(cassette).generate(missing)
+    assert caught.value.reason == "replay_miss"
+    assert request_hash(missing) in str(caught.value)
+
+
+def test_a_missing_cassette_is_a_miss(tmp_path: Path) -> None:
+    """Replaying from a file that does not exist misses every request."""
+    with pytest.raises(LLMGenerateError) as caught:
+        ReplayClient(tmp_path / "none.jsonl").generate(make_request())
+    assert caught.value.reason == "replay_miss"
+
+
+def test_the_key_is_never_written(tmp_path: Path) -> None:
+    """The cassette holds the hash form of the request, never the key."""
+    cassette = tmp_path / "run.jsonl"
+    ReplayClient(cassette, mode="record", inner=FakeClient(["x"])).generate(make_request())
+    text = cassette.read_text(encoding="utf-8")
+    assert CANARY not in text
+    (line,) = text.splitlines()
+    entry = json.loads(line)
+    assert set(entry) == {"request_hash", "request", "response"}
+    assert entry["request"] == make_request().hash_form()
+
+
+def test_recording_appends_and_the_last_line_wins(tmp_path: Path) -> None:
+    """Re-recording a request appends a line; replay serves the newest."""
+    cassette = tmp_path / "run.jsonl"
+    ReplayClient(cassette, mode="record", inner=FakeClient(["old"])).generate(make_request())
+    ReplayClient(cassette, mode="record", inner=FakeClient(["new"])).generate(make_request())
+    assert len(cassette.read_text(encoding="utf-8").splitlines()) == 2
+    assert ReplayClient(cassette).generate(make_request()).text == "new"
+
+
+def test_the_cassette_is_reloaded_when_it_changes(tmp_path: Path) -> None:
+    """A replaying client picks up lines another writer appended (cache keyed by mtime/size)."""
+    cassette = tmp_path / "run.jsonl"
+    replayer = ReplayClient(cassette)
+    with pytest.raises(LLMGenerateError):
+        replayer.generate(make_request())
+    ReplayClient(cassette, mode="record", inner=FakeClient(["later"])).generate(make_request())
+    assert replayer.generate(make_request()).text == "later"
+
+
+def test_a_corrupt_line_is_a_config_error(tmp_path: Path) -> None:
+    """A line that is not an entry fails with reason config, naming the line."""
+    cassette = tmp_path / "run.jsonl"
+    cassette.write_text('{"request_hash": "sha256:x"}\n', encoding="utf-8")
+    with pytest.raises(LLMGenerateError) as caught:
+        ReplayClient(cassette).generate(make_request())
+    assert caught.value.reason == "config"
+    assert "line 1" in str(caught.value)
+
+
+def test_record_mode_needs_an_inner_client(tmp_path: Path) -> None:
+    """Record mode without a client to record from is a configuration error."""
+    with pytest.raises(LLMGenerateError) as caught:
+        ReplayClient(tmp_path / "run.jsonl", mode="record")
+    assert caught.value.reason == "config"
+
+
+def test_async_record_and_replay(tmp_path: Path) -> None:
+    """agenerate records through the inner client's async port and replays the same way."""
+    cassette = tmp_path / "run.jsonl"
+    recorder = ReplayClient(cassette, mode="record", inner=FakeClient(["async"]))
+    assert asyncio.run(recorder.agenerate(make_request())).text == "async"
+    assert asyncio.run(ReplayClient(cassette).agenerate(make_request())).text == "async"
