@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError as PydanticValidationError
 
+from scriptorium.profile.model import looks_like_secret
+
 __all__ = [
     "FormatProblem",
     "check_json_compatible",
@@ -21,15 +23,32 @@ __all__ = [
     "describe_validation_error",
     "format_path",
     "load_yaml",
+    "safe_name",
+    "show_name",
 ]
 
 _BOM = "\ufeff"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MAX_REPORTED_ERRORS = 5
+_SHOWN_NAME_CHARS = 80
 
 
 class FormatProblem(ValueError):
     """A file's content is not what its format allows. The message never holds input values."""
+
+
+def show_name(value: object) -> str:
+    """A short rendering of a (possibly malformed) id or name for an error message; one that looks
+    like a pasted key is not shown at all."""
+    text = repr(value)
+    if looks_like_secret(text):
+        return "(a value that looks like a key, not shown)"
+    return text if len(text) <= _SHOWN_NAME_CHARS else text[: _SHOWN_NAME_CHARS - 3] + "..."
+
+
+def safe_name(value: object) -> str | None:
+    """``value`` as an error attribute: kept when it is a string that does not look like a key."""
+    return value if isinstance(value, str) and not looks_like_secret(value) else None
 
 
 def decode_utf8(data: bytes) -> str:

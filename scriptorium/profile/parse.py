@@ -17,6 +17,8 @@ from scriptorium._loading import (
     describe_validation_error,
     format_path,
     load_yaml,
+    safe_name,
+    show_name,
 )
 from scriptorium.errors import InvalidRequestError, ProfileLoadError
 from scriptorium.profile.model import Profile, is_valid_profile_name, looks_like_secret
@@ -25,18 +27,14 @@ __all__ = ["check_profile_name", "find_secret", "parse_profile", "parse_profile_
 
 # Model fields the file does not get to set: the repository derives them.
 _DERIVED_KEYS = ("name", "source")
-_SHOWN_NAME_CHARS = 80
 
 
 def check_profile_name(name: object) -> None:
     """Raise ``InvalidRequestError`` unless ``name`` is well formed (before any path use)."""
     if not is_valid_profile_name(name):
-        shown = repr(name)
-        if len(shown) > _SHOWN_NAME_CHARS:
-            shown = shown[: _SHOWN_NAME_CHARS - 3] + "..."
         raise InvalidRequestError(
-            f"invalid profile name {shown}: expected lowercase letters, digits, '-' or '_'",
-            profile=name if isinstance(name, str) else None,
+            f"invalid profile name {show_name(name)}: expected lowercase letters, digits, '-' or '_'",
+            profile=safe_name(name),
             field="profile",
         )
 

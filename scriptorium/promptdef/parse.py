@@ -13,12 +13,18 @@ from typing import Any, Literal, cast
 
 from pydantic import ValidationError as PydanticValidationError
 
-from scriptorium._loading import FormatProblem, describe_validation_error, load_yaml
+from scriptorium._loading import (
+    FormatProblem,
+    describe_validation_error,
+    load_yaml,
+    safe_name,
+    show_name,
+)
 from scriptorium.errors import InvalidRequestError, PromptLoadError
 from scriptorium.profile.model import is_valid_profile_name
 from scriptorium.promptdef.model import PromptDefinition, Section, is_valid_prompt_id
 
-__all__ = ["ROLE_LINE", "check_prompt_id", "parse_prompt", "show_id", "split_sections"]
+__all__ = ["ROLE_LINE", "check_prompt_id", "parse_prompt", "split_sections"]
 
 #: A line that opens a role section: exactly ``## <role>``, trailing blanks allowed.
 ROLE_LINE = re.compile(r"^## (system|user|assistant)[ \t]*$")
@@ -26,21 +32,14 @@ _Role = Literal["system", "user", "assistant"]
 _FENCE = re.compile(r"^---[ \t]*$")
 # Model fields the file does not get to set: the repository derives them.
 _DERIVED_KEYS = ("id", "sections", "source")
-_SHOWN_ID_CHARS = 80
-
-
-def show_id(value: object) -> str:
-    """A short, safe rendering of a (possibly malformed) id for an error message."""
-    text = repr(value)
-    return text if len(text) <= _SHOWN_ID_CHARS else text[: _SHOWN_ID_CHARS - 3] + "..."
 
 
 def check_prompt_id(prompt_id: object) -> None:
     """Raise ``InvalidRequestError`` unless ``prompt_id`` is well formed (before any path use)."""
     if not is_valid_prompt_id(prompt_id):
         raise InvalidRequestError(
-            f"invalid prompt id {show_id(prompt_id)}: expected lowercase words joined by '/'",
-            prompt_id=prompt_id if isinstance(prompt_id, str) else None,
+            f"invalid prompt id {show_name(prompt_id)}: expected lowercase words joined by '/'",
+            prompt_id=safe_name(prompt_id),
             field="prompt_id",
         )
 

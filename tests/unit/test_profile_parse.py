@@ -131,3 +131,10 @@ def test_find_secret_returns_paths_only() -> None:
     """find_secret names the location of the first credential-like string, or None."""
     assert find_secret({"a": ["x", {"b": KEY}]}) == "a[1].b"
     assert find_secret({"a": ["fine", 1, None]}) is None
+
+
+def test_a_key_pasted_as_a_profile_name_is_not_echoed() -> None:
+    """A profile name that looks like a credential is refused without repeating it."""
+    with pytest.raises(InvalidRequestError) as info:
+        parse_profile("provider: fake\n", name=KEY)
+    assert KEY not in _explain(info.value)

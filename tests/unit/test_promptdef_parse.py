@@ -144,3 +144,13 @@ def test_a_malformed_id_is_an_invalid_request() -> None:
     """parse_prompt checks the id too, before looking at the text."""
     with pytest.raises(InvalidRequestError):
         parse_prompt("Hi", prompt_id="../x")
+
+
+def test_a_key_pasted_as_an_id_is_not_echoed() -> None:
+    """An id that looks like a credential is refused without repeating it anywhere."""
+    key = "sk-ant-api03-" + "Qw3Er4Ty5Ui6Op7As8Df9" * 2
+    with pytest.raises(InvalidRequestError) as info:
+        parse_prompt("Hi", prompt_id=key)
+    assert key not in str(info.value)
+    assert key not in repr(info.value)
+    assert info.value.prompt_id is None
