@@ -28,6 +28,9 @@ class LoadedSchema(BaseModel):
     hash: str
     #: Where it came from: a path relative to the prompts root, or ``None`` for an inline schema.
     source: str | None = None
+    #: Other schema files its ``$ref``s reach (root-relative path -> document); empty when the
+    #: schema is self-contained. ``hash`` covers them too, so editing one changes the hash.
+    referenced: dict[str, Any] = Field(default_factory=dict)
 
 
 class OutputContract(BaseModel):

@@ -1,0 +1,261 @@
+"""``SchemaValidator``: the ``Validator`` adapter over ``jsonschema`` (imported here, lazily).
+
+Loading checks a schema against the metaschema of its draft (``$schema``; 2020-12 by default),
+resolves every ``$ref`` inside the prompts root (:mod:`scriptorium.validate.refs`) and compiles it
+once; compiled validators are cached by schema hash, files by (path, mtime, size). Validating a
+valid output for a cached schema costs one parse and one ``is_valid``; the full error list is built
+only for invalid outputs. See ``internal_docs/validation.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator as JsonSchemaValidator
+from jsonschema.validators import validator_for
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import UnknownDialect, specification_with
+
+from scriptorium.errors import ValidationError, translate
+from scriptorium.hashing import hash_json
+from scriptorium.validate.formats import format_checker
+from scriptorium.validate.model import (
+    LoadedSchema,
+    OutputContract,
+    ValidationIssue,
+    ValidationResult,
+)
+from scriptorium.validate.parse import DEFAULT_MAX_CHARS, ParseOutcome, parse_lenient, parse_strict
+from scriptorium.validate.refs import bundle, uri_of
+from scriptorium.validate.schema_files import SchemaFiles, base_dir, check_json_data
+
+__all__ = ["MAX_ISSUES", "SchemaValidator"]
+
+#: At most this many issues are reported per output (the rest are counted in the last one).
+MAX_ISSUES = 50
+_MAX_MESSAGE = 300
+_CACHE_SIZE = 256
+_DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    document: Any
+    validator: JsonSchemaValidator
+
+
+class SchemaValidator:
+    """Validates model output against an :class:`OutputContract`; loads schemas under ``root``.
+
+    ``root`` is the ``prompts/`` directory: schema files and every ``$ref`` must stay inside it
+    (``None``: inline schemas only). ``max_output_chars`` bounds the text handed to the parsers.
+    The constructor does no I/O. Instances are safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        max_output_chars: int = DEFAULT_MAX_CHARS,
+    ) -> None:
+        self._files = SchemaFiles(root)
+        self._max_output_chars = max_output_chars
+        self._compiled: OrderedDict[str, _Compiled] = OrderedDict()
+        self._lock = threading.Lock()
+        self._checker = format_checker()
+
+    # -- loading --------------------------------------------------------------------------------
+
+    def load_schema(
+        self, ref: str | dict[str, Any] | bool, *, relative_to: str | None = None
+    ) -> LoadedSchema:
+        """Load (a file path relative to the prompt file ``relative_to``, or an inline document),
+        check against the metaschema and compile; every failure is ``ValidationError``.
+
+        ``hash`` is ``hash_json(document)``; when the schema references other files it is the
+        hash of ``{"root": document, "refs": referenced}``, so editing any of them changes it.
+        """
+        directory = base_dir(relative_to)
+        if isinstance(ref, str):
+            source: str | None = self._files.relative(ref, directory)
+            assert source is not None
+            document = self._files.load(source)
+            uri = uri_of(source)
+        elif isinstance(ref, (dict, bool)):
+            source = None
+            document = ref
+            check_json_data(document, None)
+            uri = uri_of(f"{directory}/<inline>" if directory else "<inline>")
+        else:
+            raise ValidationError(f"a schema is a path, an object or a boolean, not {ref!r:.60}")
+        if not isinstance(document, (dict, bool)):
+            raise ValidationError(
+                f"schema {source or '(inline)'} is a {type(document).__name__}, not an object",
+                path=source,
+            )
+        with translate(ValidationError, f"loading schema {source or '(inline)'}", path=source):
+            validator, referenced = self._compile(document, uri, source)
+        digest = hash_json(document if not referenced else {"root": document, "refs": referenced})
+        self._remember(digest, _Compiled(document, validator))
+        return LoadedSchema(document=document, hash=digest, source=source, referenced=referenced)
+
+    def _compile(
+        self, document: dict[str, Any] | bool, uri: str, source: str | None
+    ) -> tuple[JsonSchemaValidator, dict[str, Any]]:
+        dialect = document.get("$schema", _DEFAULT_DIALECT) if isinstance(document, dict) else None
+        if dialect is not None and not isinstance(dialect, str):
+            raise ValidationError(f"schema {source or '(inline)'}: $schema must be a string")
+        try:
+            specification = specification_with(dialect or _DEFAULT_DIALECT)
+        except UnknownDialect as err:
+            raise ValidationError(
+                f"schema {source or '(inline)'}: unknown $schema {dialect!r}", path=source
+            ) from err
+        cls = validator_for(document, default=jsonschema.Draft202012Validator)
+        try:
+            cls.check_schema(document)  # type: ignore[arg-type]  # booleans are schemas too
+        except SchemaError as err:
+            where = "/" + "/".join(_escape(part) for part in err.absolute_path)
+            message = _clip(err.message)
+            raise ValidationError(
+                f"schema {source or '(inline)'} is invalid at {where}: {message}", path=source
+            ) from err
+        found = bundle(document, uri, specification, self._files.load)
+        # A schema referencing other files is validated through a reference to its own URI, so
+        # its relative references resolve against where it lives (a bare document has no base).
+        root = {"$ref": uri} if found.referenced else document
+        validator = cls(root, registry=found.registry, format_checker=self._checker)
+        return validator, found.referenced
+
+    def _remember(self, digest: str, compiled: _Compiled) -> None:
+        with self._lock:
+            self._compiled[digest] = compiled
+            self._compiled.move_to_end(digest)
+            while len(self._compiled) > _CACHE_SIZE:
+                self._compiled.popitem(last=False)
+
+    def _compiled_for(self, contract: OutputContract) -> _Compiled:
+        schema = contract.schema_
+        if schema is None:
+            raise ValidationError("output format json_schema needs a schema")
+        digest = contract.schema_hash or hash_json(schema)
+        with self._lock:
+            cached = self._compiled.get(digest)
+        if cached is not None and cached.document == schema:
+            return cached
+        # Not loaded by this instance (or evicted): compile the inline document; relative file
+        # references then resolve against the prompts root.
+        loaded = self.load_schema(schema)
+        with self._lock:
+            compiled = self._compiled[loaded.hash]
+        if contract.schema_hash:
+            self._remember(contract.schema_hash, compiled)
+        return compiled
+
+    # -- validating -----------------------------------------------------------------------------
+
+    def validate(self, text: str, contract: OutputContract) -> ValidationResult:
+        """The verdict on ``text``; content failures are in the result. Raises ``ValidationError``
+        only when the schema cannot be compiled or the validator itself breaks."""
+        fmt = contract.format
+        if fmt == "text":
+            # A text contract has no shape to check: any text, the empty one included, is valid.
+            return ValidationResult(valid=True, format="text")
+        compiled = self._compiled_for(contract) if fmt == "json_schema" else None
+        check: Callable[[Any], bool] | None = None
+        if compiled is not None:
+            check = compiled.validator.is_valid
+        with self._broken_validator():
+            outcome = self._parse(text, contract, check)
+        if not outcome.ok:
+            return self._result(outcome, contract, valid=False, issues=outcome.issues)
+        if compiled is None:
+            return self._result(outcome, contract, valid=True)
+        with self._broken_validator():
+            if compiled.validator.is_valid(outcome.value):
+                return self._result(outcome, contract, valid=True)
+            issues = _issues(compiled.validator, outcome.value)
+        return self._result(outcome, contract, valid=False, issues=issues)
+
+    def _parse(
+        self, text: str, contract: OutputContract, check: Callable[[Any], bool] | None
+    ) -> ParseOutcome:
+        if contract.parse == "strict":
+            return parse_strict(text, max_chars=self._max_output_chars)
+        return parse_lenient(text, schema_check=check, max_chars=self._max_output_chars)
+
+    @staticmethod
+    def _result(
+        outcome: ParseOutcome,
+        contract: OutputContract,
+        *,
+        valid: bool,
+        issues: tuple[ValidationIssue, ...] = (),
+    ) -> ValidationResult:
+        return ValidationResult(
+            valid=valid,
+            format=contract.format,
+            value=outcome.value if outcome.ok else None,
+            issues=issues,
+            parse=contract.parse,
+            fixes=outcome.fixes,
+        )
+
+    @staticmethod
+    @contextmanager
+    def _broken_validator() -> Iterator[None]:
+        """A reference that cannot be resolved mid-validation is the validator breaking."""
+        try:
+            yield
+        except ValidationError:
+            raise
+        except Unresolvable as err:
+            raise ValidationError(f"schema reference cannot be resolved: {err}") from err
+        except RecursionError as err:
+            raise ValidationError("schema or value nested too deeply to validate") from err
+
+
+def _issues(validator: JsonSchemaValidator, value: Any) -> tuple[ValidationIssue, ...]:
+    """Every error, sorted by instance path then keyword then message, capped at MAX_ISSUES."""
+    found = sorted(
+        (
+            ([(isinstance(p, int), p) for p in error.absolute_path], str(error.validator), error)
+            for error in validator.iter_errors(value)
+        ),
+        key=lambda item: (item[0], item[1], item[2].message),
+    )
+    issues = [
+        ValidationIssue(
+            path="".join("/" + _escape(p) for p in error.absolute_path),
+            message=_clip(error.message),
+            keyword=keyword,
+        )
+        for _, keyword, error in found[:MAX_ISSUES]
+    ]
+    if len(found) > MAX_ISSUES:
+        issues.append(
+            ValidationIssue(
+                path="",
+                message=f"{len(found) - MAX_ISSUES} more errors not shown",
+                keyword="truncated_issues",
+            )
+        )
+    return tuple(issues)
+
+
+def _escape(part: object) -> str:
+    """One JSON Pointer reference token (RFC 6901: ``~`` -> ``~0``, ``/`` -> ``~1``)."""
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def _clip(message: str) -> str:
+    """Messages quote the offending instance; keep a huge one from flooding the result."""
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
