@@ -16,12 +16,15 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from scriptorium import hashing
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 try:  # Cross-process append lock where the platform has one; the thread lock covers the rest.
     import fcntl
@@ -195,6 +198,22 @@ class ReplayClient:
             response = await asyncio.to_thread(inner.generate, request)
         self._append(request, response)
         return response
+
+    def verify(self, target: Target, api_key: SecretStr | str | None = None) -> LLMResponse:
+        """Record mode: the recorded provider's own ``verify`` (when it has one). Replay mode: the
+        cassette can be read; ``metadata["entries"]`` says how many requests it answers."""
+        if self.mode == "record":
+            verify = getattr(self._inner, "verify", None)
+            if callable(verify):
+                result = verify(target, api_key)
+                if isinstance(result, LLMResponse):
+                    return result
+        entries = len(self._index())
+        return LLMResponse(
+            model=target.model,
+            attempts=0,
+            metadata={"verified": "cassette", "cassette": self.cassette.name, "entries": entries},
+        )
 
     def _config_error(self, message: str) -> LLMGenerateError:
         return LLMGenerateError(

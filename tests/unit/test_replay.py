@@ -136,3 +136,11 @@ def test_async_record_and_replay(tmp_path: Path) -> None:
     recorder = ReplayClient(cassette, mode="record", inner=FakeClient(["async"]))
     assert asyncio.run(recorder.agenerate(make_request())).text == "async"
     assert asyncio.run(ReplayClient(cassette).agenerate(make_request())).text == "async"
+
+
+def test_verify_reports_how_many_requests_the_cassette_answers(tmp_path: Path) -> None:
+    """In replay mode verify proves the cassette is readable and counts its entries."""
+    cassette = tmp_path / "run.jsonl"
+    ReplayClient(cassette, mode="record", inner=FakeClient(["x"])).generate(make_request())
+    response = ReplayClient(cassette).verify(Target(provider="replay", model="m"))
+    assert response.metadata == {"verified": "cassette", "cassette": "run.jsonl", "entries": 1}
