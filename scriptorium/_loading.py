@@ -17,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 from scriptorium.profile.model import looks_like_secret
 
 __all__ = [
+    "MAX_DEPTH",
     "FormatProblem",
     "check_json_compatible",
     "decode_utf8",
@@ -31,6 +32,8 @@ _BOM = "\ufeff"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MAX_REPORTED_ERRORS = 5
 _SHOWN_NAME_CHARS = 80
+#: How deeply a loaded document may nest (the validator bounds JSON outputs the same way).
+MAX_DEPTH = 64
 
 
 class FormatProblem(ValueError):
@@ -125,6 +128,8 @@ def load_yaml(text: str, *, line_offset: int = 0) -> Any:
     except yaml.YAMLError as err:
         _forget_source(err)
         raise FormatProblem(_yaml_message(err, line_offset)) from err
+    except RecursionError as err:  # PyYAML composes recursively: absurd nesting exhausts the stack
+        raise FormatProblem("invalid YAML: nested too deeply") from err
     check_json_compatible(value)
     return value
 
@@ -142,7 +147,10 @@ def format_path(loc: tuple[int | str, ...]) -> str:
 
 def check_json_compatible(value: Any, loc: tuple[int | str, ...] = ()) -> None:
     """Refuse what JSON cannot hold (non-string keys, non-finite numbers, bytes, sets, ...), so
-    every loaded file has one canonical JSON form to hash."""
+    every loaded file has one canonical JSON form to hash, and nesting deeper than
+    :data:`MAX_DEPTH`."""
+    if len(loc) > MAX_DEPTH:
+        raise FormatProblem(f"{format_path(loc[:3])}...: nested more than {MAX_DEPTH} levels deep")
     if value is None or isinstance(value, bool | int | str):
         return
     if isinstance(value, float):

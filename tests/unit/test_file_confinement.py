@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scriptorium.artifact import FileReader
 from scriptorium.errors import (
@@ -169,3 +171,22 @@ def test_an_oversize_artifact_is_refused_before_reading(project: Path) -> None:
     with pytest.raises(ArtifactLoadError, match="larger than 10 bytes"):
         FileReader(project / "data", max_bytes=10).read("big.txt")
     assert FileReader(project / "data", max_bytes=10).read("big.txt", max_bytes=100).size == 100
+
+
+@settings(max_examples=200, deadline=None)
+@given(ref=st.text(alphabet="./\\\x00:aboksecrt-xC~", max_size=40) | st.text(max_size=20))
+def test_any_reference_reads_inside_or_fails_cleanly(
+    tmp_path_factory: pytest.TempPathFactory, ref: str
+) -> None:
+    """Any reference yields an artifact from inside the root or ArtifactLoadError; never the secret."""
+    base = tmp_path_factory.getbasetemp() / "fuzz-artifacts"
+    if not base.exists():
+        (base / "data" / "sub").mkdir(parents=True)
+        (base / "data" / "ok.txt").write_text("inside")
+        (base / "secret.txt").write_text("SECRET")
+    reader = FileReader(base / "data")
+    try:
+        artifact = reader.read(ref, media_type="text/*")
+    except ArtifactLoadError:
+        return
+    assert artifact.text == "inside"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import traceback
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scriptorium.errors import InvalidRequestError, ProfileLoadError
 from scriptorium.profile.parse import find_secret, parse_profile, parse_profile_data
@@ -138,3 +140,13 @@ def test_a_key_pasted_as_a_profile_name_is_not_echoed() -> None:
     with pytest.raises(InvalidRequestError) as info:
         parse_profile("provider: fake\n", name=KEY)
     assert KEY not in _explain(info.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="-#:[]{}&*!|>'\"\n .abcprovidefkm0123%@`\t\\", max_size=120))
+def test_any_text_parses_or_is_a_load_error(text: str) -> None:
+    """Whatever the file holds, parsing returns a profile or raises ProfileLoadError."""
+    try:
+        parse_profile(text, name="p")
+    except ProfileLoadError:
+        pass

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scriptorium.errors import InvalidRequestError, PromptLoadError
 from scriptorium.hashing import canonical_json
@@ -154,3 +156,25 @@ def test_a_key_pasted_as_an_id_is_not_echoed() -> None:
     assert key not in str(info.value)
     assert key not in repr(info.value)
     assert info.value.prompt_id is None
+
+
+@pytest.mark.parametrize("depth", [65, 5000])
+def test_absurd_nesting_is_a_load_error(depth: int) -> None:
+    """Deeply nested front matter fails as PromptLoadError, never as RecursionError."""
+    text = "---\ninputs: " + "[" * depth + "]" * depth + "\n---\nHi\n"
+    with pytest.raises(PromptLoadError, match="nested"):
+        parse_prompt(text, prompt_id="p")
+
+
+_yamlish = st.text(alphabet="-#:[]{}&*!|>'\"\n .abcsuyerm0123%@`\t\\", max_size=120)
+
+
+@settings(max_examples=200, deadline=None)
+@given(front=_yamlish, body=_yamlish)
+def test_any_text_parses_or_is_a_load_error(front: str, body: str) -> None:
+    """Whatever the file holds, parsing returns a definition or raises PromptLoadError."""
+    for text in (front + body, f"---\n{front}\n---\n{body}"):
+        try:
+            parse_prompt(text, prompt_id="p")
+        except PromptLoadError:
+            pass
