@@ -124,7 +124,7 @@ class FakeAnthropicServer:
         httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
         self._thread.start()
         return self
@@ -176,6 +176,12 @@ class FakeAnthropicServer:
         """Scripted steps not yet consumed."""
         with self._lock:
             return len(self._script)
+
+    def reset(self) -> None:
+        """Forget the script and the recorded requests (to reuse one server across tests)."""
+        with self._lock:
+            self._script.clear()
+            self._requests.clear()
 
     # --- scripting -------------------------------------------------------------------------------
 

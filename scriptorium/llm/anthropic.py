@@ -68,6 +68,8 @@ _USAGE_FIELDS = (
     "cache_read_input_tokens",
 )
 
+_SAMPLING = ("temperature", "top_p", "top_k")
+
 _sdk_module: Any = None
 _sdk_lock = threading.Lock()
 
@@ -165,6 +167,34 @@ class AnthropicClient:
                     client = clients[slot] = self._factory(True, key, base_url)
         return client
 
+    def close(self) -> None:
+        """Close the sync SDK clients' connection pools (they are rebuilt if used again)."""
+        with self._lock:
+            clients = list(self._sync_clients.values())
+            self._sync_clients.clear()
+        for client in clients:
+            client.close()
+
+    async def aclose(self) -> None:
+        """Close the async SDK clients of the running event loop."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            clients = self._async_clients.pop(loop, {})
+        for client in clients.values():
+            await client.close()
+
+    def __enter__(self) -> AnthropicClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> AnthropicClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     # --- the ports -----------------------------------------------------------------------------
 
     def generate(self, request: LLMRequest) -> LLMResponse:
@@ -248,6 +278,7 @@ class _Call:
         self.tool: str | None = None
         self.wrapped = False  # tool input wraps a non-object root schema under "value"
         self.dropped: list[str] = []
+        self.ignored: list[str] = []
         self.params = self._params()
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
@@ -297,10 +328,9 @@ class _Call:
                 params["tool_choice"] = {"type": "tool", "name": self.tool}
         if system:
             params["system"] = system
-        for name in ("temperature", "top_p", "top_k"):
-            value = getattr(settings, name)
-            if value is not None:
-                params[name] = value
+        # API version 2026-10-21 (the SDK 2.x default) rejects temperature, top_p and top_k with a
+        # 400 at any value, and the SDK no longer takes them: they are left out and said so.
+        self.ignored = [n for n in _SAMPLING if getattr(settings, n) is not None]
         if settings.stop_sequences:
             params["stop_sequences"] = list(settings.stop_sequences)
         # session_id is deliberately not sent as metadata.user_id: that field identifies an end
@@ -335,6 +365,8 @@ class _Call:
             metadata["strategy"] = self.strategy
         if self.dropped:
             metadata["schema_dropped"] = self.dropped
+        if self.ignored:
+            metadata["ignored_settings"] = self.ignored
         text, tool_called = self._text(body["content"])
         stop_reason = body.get("stop_reason")
         finish = (

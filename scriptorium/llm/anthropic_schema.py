@@ -54,7 +54,8 @@ def choose_strategy(spec: StructuredOutput, model: str) -> Strategy:
         return "prompt"
     if spec.strategy != "auto":
         return spec.strategy
-    if supports_native(model) and not reduce_schema(spec.schema_)[1]:
+    narrowed = any(d.startswith("narrowed:") for d in reduce_schema(spec.schema_)[1])
+    if supports_native(model) and not narrowed:
         return "native"
     return "tool"
 
