@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scriptorium import errors
@@ -79,7 +79,8 @@ TARGETS: list[tuple[str, str, type[errors.ScriptoriumError]]] = [
 
 
 @pytest.mark.parametrize(("attribute", "method", "sentinel"), TARGETS)
-@settings(max_examples=10, deadline=None)
+# make_runner is a factory: sharing it across examples is safe, each example builds its own Runner.
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(error=exceptions)
 def test_any_collaborator_failure_becomes_its_sentinel(
     make_runner: RunnerFactory,
