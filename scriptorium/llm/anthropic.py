@@ -98,7 +98,13 @@ def _default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     cls = sdk.AsyncAnthropic if is_async else sdk.Anthropic
     # max_retries=0: ours is the only retry loop. Key and base URL explicit, so the SDK reads
     # neither from the environment nor from its profile files.
-    return cls(api_key=api_key, base_url=base_url, max_retries=0)
+    client = cls(api_key=api_key, base_url=base_url, max_retries=0)
+    # The SDK also merges ANTHROPIC_CUSTOM_HEADERS from the environment into every request (and
+    # they would override the auth header); a profile alone decides what is sent.
+    if hasattr(client, "_custom_headers"):
+        client._custom_headers = {}
+    client.webhook_key = None
+    return client
 
 
 def _classify(err: BaseException) -> Failure:
@@ -374,25 +380,36 @@ class _Call:
         )
         if tool_called and finish == "tool_use":
             finish = "stop"  # the forced tool call *is* the complete answer
+        if finish != stop_reason:
+            metadata["provider_finish_reason"] = stop_reason
         raw_usage = body.get("usage")
         if raw_usage is None:
-            # Decided: a 200 without usage keeps its text; the zero cost is said, not hidden.
-            metadata["usage"] = "missing from the response: tokens and cost counted as 0"
+            # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
+            metadata["usage_missing"] = True
             raw_usage = {}
         usage = Usage(**{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS}, llm_calls=attempts)
-        model = body.get("model") if isinstance(body.get("model"), str) else self.model
-        cost, note = cost_micro(model or self.model, usage, self.request.pricing)
-        if note:
-            metadata["pricing"] = note
+        reported = body.get("model")
+        model = reported if isinstance(reported, str) and reported else self.model
+        usage = usage.model_copy(update={"cost_micro": self._cost(usage, model, metadata)})
         return LLMResponse(
             text=text,
-            model=model or self.model,
+            model=model,
             finish_reason=finish,
-            usage=usage.model_copy(update={"cost_micro": cost}),
+            usage=usage,
             attempts=attempts,
             latency_ms=round(elapsed_s * 1000.0, 3),
             metadata=metadata,
         )
+
+    def _cost(self, usage: Usage, reported_model: str, metadata: dict[str, Any]) -> int:
+        """Priced by the profile's model name (what its ``pricing`` refers to), else by the name
+        the API reported (an alias may resolve to a listed snapshot)."""
+        cost, note = cost_micro(self.model, usage, self.request.pricing)
+        if note and reported_model != self.model:
+            cost, note = cost_micro(reported_model, usage, None)
+        if note:
+            metadata["pricing"] = note
+        return cost
 
     def _text(self, blocks: list[dict[str, Any]]) -> tuple[str, bool]:
         if self.tool is not None:

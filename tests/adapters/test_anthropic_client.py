@@ -207,6 +207,18 @@ def test_the_key_is_sent_and_the_sdk_retries_are_off(
     assert headers["x-stainless-retry-count"] == "0"
 
 
+def test_headers_from_the_sdk_environment_variables_are_not_sent(
+    server: FakeAnthropicServer, sleeps: Sleeps, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "Authorization: Bearer stolen\nx-injected: yes")
+    server.reply()
+    with make_client(sleeps) as client:
+        client.generate(make_request(server.url))
+    headers = server.requests[-1].headers
+    assert "x-injected" not in headers
+    assert headers["authorization"] == f"Bearer {CANARY}"
+
+
 def test_profile_pricing_overrides_the_table(
     server: FakeAnthropicServer, client: AnthropicClient
 ) -> None:
@@ -224,6 +236,18 @@ def test_an_unknown_model_costs_zero_with_a_note(
     assert "claude-nova-9" in response.metadata["pricing"]
 
 
+def test_an_alias_is_priced_by_the_snapshot_the_api_reports(
+    server: FakeAnthropicServer, client: AnthropicClient
+) -> None:
+    server.reply(
+        usage={"input_tokens": 10**6, "output_tokens": 0}, model="claude-haiku-4-5-20251001"
+    )
+    response = client.generate(make_request(server.url, model="claude-haiku-fast"))
+    assert response.model == "claude-haiku-4-5-20251001"
+    assert response.usage.cost_micro == 1_000_000
+    assert "pricing" not in response.metadata
+
+
 @pytest.mark.parametrize(
     ("stop_reason", "finish"),
     [
@@ -239,7 +263,10 @@ def test_stop_reasons_map_to_finish_reasons(
     server: FakeAnthropicServer, client: AnthropicClient, stop_reason: str, finish: str
 ) -> None:
     server.reply("partial", stop_reason=stop_reason)
-    assert client.generate(make_request(server.url)).finish_reason == finish
+    response = client.generate(make_request(server.url))
+    assert response.finish_reason == finish
+    if finish != stop_reason:
+        assert response.metadata["provider_finish_reason"] == stop_reason
 
 
 # --- structured output strategies ---------------------------------------------------------------
@@ -593,7 +620,7 @@ def test_a_200_without_usage_keeps_its_text_and_says_usage_is_missing(
     response = client.generate(make_request(server.url))
     assert response.text == "fine"
     assert (response.usage.input_tokens, response.usage.cost_micro) == (0, 0)
-    assert "missing" in response.metadata["usage"]
+    assert response.metadata["usage_missing"] is True
 
 
 # --- keys, configuration, SDK clients ------------------------------------------------------------
