@@ -10,9 +10,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
+from scriptorium.errors import (
+    APIKeyEnvMissingError,
+    APIKeyRequiredError,
+    InvalidRequestError,
+    LLMGenerateError,
+    ScriptoriumError,
+    translate,
+)
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+from scriptorium.llm.model import LLMRequest, LLMResponse, provider_needs_key
+from scriptorium.prompt.model import Message
+from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.runner import Clock, NewId, Runner
 
 if TYPE_CHECKING:
@@ -58,6 +67,7 @@ class Engine:
 
             client = Router(hooks=retry_hooks)
         self.client = client
+        self.env = env
         repairer = None
         if repair:
             if not isinstance(client, Client):
@@ -147,6 +157,70 @@ class Engine:
     def list_profiles(self) -> list[str]:
         """Every profile name under ``profiles/``."""
         return self.profiles.list()
+
+    def verify(
+        self, profile: str, *, model: str | None = None, api_key: str | None = None
+    ) -> LLMResponse:
+        """Prove a profile's key, endpoint and model with a minimal real request (``scriptorium
+        verify``). The key comes from ``api_key`` or the profile's ``api_key_env`` exactly as for a
+        run; ``fake`` and ``replay`` profiles are proven by building their client."""
+        from scriptorium.llm.router import Router
+        from scriptorium.usecase.prepare import target_for
+
+        loaded = self.profiles.get(profile)
+        # target_for only reads the overrides; the prompt id is a placeholder it never reports.
+        placeholder = RunRequest(prompt_id="verify", profile=profile)
+        with translate(InvalidRequestError, "invalid model override", field="model"):
+            placeholder = placeholder.model_copy(update={"overrides": Overrides(model=model)})
+        target = target_for(loaded, placeholder)
+        key = api_key
+        if not key and loaded.api_key_env:
+            key = (os.environ if self.env is None else self.env).get(loaded.api_key_env)
+            if not key:
+                raise APIKeyEnvMissingError(
+                    f"environment variable {loaded.api_key_env} is unset or empty "
+                    f"(profile {profile!r} reads its key from it)",
+                    env_var=loaded.api_key_env,
+                    profile=profile,
+                )
+        if not key and provider_needs_key(loaded.provider):
+            raise APIKeyRequiredError(
+                f"provider {loaded.provider!r} needs an API key: set api_key_env in profile "
+                f"{profile!r}",
+                provider=loaded.provider,
+                profile=profile,
+            )
+        client = self.client
+        with translate(
+            LLMGenerateError,
+            f"verifying profile {profile!r}",
+            secrets=[key],
+            profile=profile,
+            provider=loaded.provider,
+            reason="server_error",
+        ):
+            if isinstance(client, Router):
+                return client.verify(target, key, options=loaded.options, source=loaded.source)
+            verify = getattr(client, "verify", None)
+            if callable(verify):
+                result = verify(target, key)
+                if isinstance(result, LLMResponse):
+                    return result
+            if not isinstance(client, Client):
+                raise LLMGenerateError(
+                    "the engine's client cannot verify (it has no generate())",
+                    reason="config",
+                    profile=profile,
+                )
+            return client.generate(
+                LLMRequest(
+                    target=target,
+                    api_key=key,
+                    messages=(Message(role="user", content="Reply with OK."),),
+                    options=loaded.options,
+                    profile_source=loaded.source,
+                )
+            )
 
     def check(self) -> list[Problem]:
         """Every problem in the project's prompts, profiles, templates and schemas."""

@@ -1,0 +1,69 @@
+"""The ``scriptorium`` command (DESIGN section 8): ``run``, ``prepare``, ``batch``, ``list``,
+``check`` and ``verify`` over a project directory.
+
+Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <message>`` (with
+``--json``, ``{"error": {"code": ..., "message": ...}}``), and the exit status says which kind:
+0 success; 1 invalid output, check problems or failed batch lines; 2 invalid request or usage;
+3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failure; 6 LLM
+failure; 7 schema or validator failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from scriptorium.cli.output import EXIT_INTERRUPTED, EXIT_USAGE, Reporter
+from scriptorium.cli.parser import UsageError, argv_or_default, build_parser, wants_json
+from scriptorium.errors import ScriptoriumError
+
+__all__ = ["main"]
+
+Command = Callable[[argparse.Namespace, Reporter], int]
+
+
+def _command(name: str) -> Command:
+    # Imported per command, so `scriptorium --help` stays quick.
+    from scriptorium.cli import batch, commands
+
+    table: dict[str, Command] = {
+        "run": commands.cmd_run,
+        "prepare": commands.cmd_prepare,
+        "batch": batch.cmd_batch,
+        "list": commands.cmd_list,
+        "check": commands.cmd_check,
+        "verify": commands.cmd_verify,
+    }
+    return table[name]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: the process's arguments); return the exit status."""
+    arguments = argv_or_default(argv)
+    reporter = Reporter(json_mode=wants_json(arguments))
+    try:
+        args = build_parser().parse_args(arguments)
+        reporter.json_mode = bool(args.json or getattr(args, "format", "text") == "json")
+        return _command(args.command)(args, reporter)
+    except SystemExit as done:
+        # --help and --version: argparse has printed what was asked and wants to stop.
+        return done.code if isinstance(done.code, int) else 0
+    except UsageError as err:
+        reporter.error("usage", str(err))
+        return EXIT_USAGE
+    except ScriptoriumError as err:
+        return reporter.failure(err)
+    except KeyboardInterrupt:
+        reporter.error("interrupted", "stopped by the user")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`scriptorium list | head -1`): say nothing more, anywhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except Exception as err:
+        # A bug of ours. The type only: a foreign message could quote anything it was given.
+        reporter.error("internal", f"unexpected {type(err).__name__}; please report it")
+        return 70

@@ -1,0 +1,245 @@
+"""``scriptorium batch``: one prompt over a JSONL file of inputs, resumable.
+
+Each input line is ``{"inputs": {...}, "artifacts": {...}, "id": ...}`` (every key optional). Each
+output line is ``{"line", "id", "request_hash", "valid", "result"}`` or
+``{"line", "id", "request_hash", "error"}``, in input order.
+
+Resuming: a line whose ``request_hash`` (from ``prepare``) already has a result in ``--out`` is not
+run again; its earlier result is copied. While the batch runs, finished results are also appended
+to ``<out>.partial``, a journal that survives a crash or Ctrl-C and is read on the next start, so
+no paid-for result is lost; ``--out`` itself is only replaced, whole and in order, at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from scriptorium.cli.commands import artifact_ref, build_request, make_engine, read_inputs
+from scriptorium.cli.output import Reporter
+from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
+
+if TYPE_CHECKING:
+    from scriptorium.engine import Engine
+    from scriptorium.usecase.model import RunRequest
+
+__all__ = ["cmd_batch", "read_done"]
+
+Record = dict[str, Any]
+_LINE_KEYS = frozenset({"id", "inputs", "artifacts"})
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One input line: its request, or why it has none."""
+
+    line: int
+    id: Any
+    request: RunRequest | None = None
+    error: ScriptoriumError | None = None
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What the command line gives every line (a line's own values win)."""
+
+    inputs: dict[str, Any]
+    artifacts: dict[str, str]
+
+
+def _error_record(item: _Item, err: ScriptoriumError, request_hash: str | None) -> Record:
+    return {"line": item.line, "id": item.id, "request_hash": request_hash, "error": err.to_dict()}
+
+
+def _parse_line(
+    args: argparse.Namespace, number: int, text: str, base: Path, shared: _Shared
+) -> _Item:
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        return _Item(number, None, error=InvalidRequestError(f"line {number} is not JSON: {err}"))
+    if not isinstance(data, dict):
+        return _Item(number, None, error=InvalidRequestError(f"line {number} is not an object"))
+    item_id = data.get("id")
+    unknown = sorted(set(data) - _LINE_KEYS)
+    inputs, artifacts = data.get("inputs", {}), data.get("artifacts", {})
+    problem = None
+    if unknown:
+        problem = f"unknown key {unknown[0]!r} (expected id, inputs, artifacts)"
+    elif not isinstance(inputs, dict):
+        problem = "inputs must be an object"
+    elif not isinstance(artifacts, dict) or not all(isinstance(v, str) for v in artifacts.values()):
+        problem = "artifacts must be an object of name -> path"
+    if problem is not None:
+        return _Item(number, item_id, error=InvalidRequestError(f"line {number}: {problem}"))
+    refs = {name: artifact_ref(path, base) for name, path in artifacts.items()}
+    try:
+        request = build_request(
+            args,
+            inputs={**shared.inputs, **inputs},
+            artifacts={**shared.artifacts, **refs},
+        )
+    except ScriptoriumError as err:
+        return _Item(number, item_id, error=err)
+    return _Item(number, item_id, request=request)
+
+
+def _read_items(args: argparse.Namespace) -> list[_Item]:
+    base = Path(args.artifact_root or os.getcwd())
+    # Options give every line its defaults; a line's own inputs and artifacts win over them.
+    shared = _Shared(
+        inputs={**read_inputs(args.inputs_file), **dict(args.input_pairs)},
+        artifacts={name: artifact_ref(path, base) for name, path in args.artifact_pairs},
+    )
+    per_line = argparse.Namespace(
+        **{**vars(args), "inputs_file": None, "input_pairs": [], "artifact_pairs": []}
+    )
+    path = Path(args.in_file)
+    with translate(InvalidRequestError, f"--in: cannot read {args.in_file}", field="in"):
+        text = path.read_text(encoding="utf-8")
+    return [
+        _parse_line(per_line, number, line, base, shared)
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
+
+
+def read_done(*paths: Path) -> dict[str, Record]:
+    """Results already obtained, by ``request_hash``, from earlier output files (later files win).
+    Error lines and lines that do not parse (a torn last line) are ignored."""
+    done: dict[str, Record] = {}
+    for path in paths:
+        try:
+            handle = path.open(encoding="utf-8")
+        except OSError:
+            continue
+        with handle:
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and "result" in record:
+                    request_hash = record.get("request_hash")
+                    if isinstance(request_hash, str):
+                        done[request_hash] = record
+    return done
+
+
+class _Batch:
+    """Runs the items on a thread pool; results are journaled as they finish."""
+
+    def __init__(self, engine: Engine, done: dict[str, Record], journal: IO[str]) -> None:
+        self.engine = engine
+        self.done = done
+        self.journal = journal
+        self.lock = threading.Lock()
+        self.resumed = 0
+
+    def work(self, item: _Item) -> Record:
+        if item.request is None:
+            assert item.error is not None
+            return _error_record(item, item.error, None)
+        try:
+            request_hash = self.engine.prepare(item.request).request_hash
+        except ScriptoriumError as err:
+            return _error_record(item, err, None)
+        earlier = self.done.get(request_hash)
+        if earlier is not None:
+            with self.lock:
+                self.resumed += 1
+            return {**earlier, "line": item.line, "id": item.id}
+        try:
+            result = self.engine.run(item.request)
+        except ScriptoriumError as err:
+            return _error_record(item, err, request_hash)
+        record = {
+            "line": item.line,
+            "id": item.id,
+            "request_hash": result.prepared.request_hash,
+            "valid": result.validation.valid,
+            "result": result.model_dump(mode="json", by_alias=True),
+        }
+        with self.lock:
+            self.journal.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.journal.flush()
+        return record
+
+
+def _in_order(
+    futures: dict[Future[Record], int], count: int, on_done: Callable[[Record], None]
+) -> Iterator[Record]:
+    """Yield records in input order as soon as each prefix is complete."""
+    pending: dict[int, Record] = {}
+    next_index = 0
+    for future in as_completed(futures):
+        record = future.result()
+        on_done(record)
+        pending[futures[future]] = record
+        while next_index in pending:
+            yield pending.pop(next_index)
+            next_index += 1
+    assert next_index == count
+
+
+def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
+    """Run the batch; exit 0 when every line has a valid result, else 1 (details in ``--out``)."""
+    if args.concurrency < 1:
+        raise InvalidRequestError("--concurrency must be at least 1", field="concurrency")
+    engine = make_engine(args)
+    engine.prompts.get(args.prompt)  # a missing or broken prompt fails the batch, not each line
+    items = _read_items(args)
+    out = Path(args.out_file)
+    journal_path = out.with_name(out.name + ".partial")
+    temp_path = out.with_name(out.name + ".tmp")
+    done = read_done(out, journal_path)
+    counts = {"ok": 0, "invalid": 0, "failed": 0}
+    progress = reporter.err.isatty()
+
+    def on_done(record: Record) -> None:
+        kind = "failed" if "error" in record else "ok" if record.get("valid") else "invalid"
+        counts[kind] += 1
+        if progress:
+            finished = sum(counts.values())
+            reporter.err.write(
+                f"\rbatch: {finished}/{len(items)} done, {counts['failed']} failed, "
+                f"{counts['invalid']} invalid"
+            )
+            reporter.err.flush()
+
+    with journal_path.open("a", encoding="utf-8") as journal:
+        batch = _Batch(engine, done, journal)
+        with (
+            temp_path.open("w", encoding="utf-8") as sink,
+            ThreadPoolExecutor(max_workers=args.concurrency) as pool,
+        ):
+            futures = {pool.submit(batch.work, item): index for index, item in enumerate(items)}
+            for record in _in_order(futures, len(items), on_done):
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+    os.replace(temp_path, out)
+    journal_path.unlink(missing_ok=True)
+    if progress:
+        reporter.err.write("\n")
+    summary = {"lines": len(items), **counts, "resumed": batch.resumed, "out": str(out)}
+    if reporter.json_mode:
+        reporter.json(summary)
+    else:
+        reporter.line(
+            f"{len(items)} lines: {counts['ok']} valid, {counts['invalid']} invalid, "
+            f"{counts['failed']} failed ({batch.resumed} from earlier results) -> {out}"
+        )
+    if counts["invalid"] or counts["failed"]:
+        reporter.error(
+            "batch_failed",
+            f"{counts['failed']} of {len(items)} lines failed and {counts['invalid']} "
+            f"gave invalid output; see {out}",
+        )
+        return 1
+    return 0

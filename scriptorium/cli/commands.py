@@ -1,0 +1,251 @@
+"""The subcommands ``run``, ``prepare``, ``list``, ``check`` and ``verify``.
+
+Each takes the parsed arguments and a :class:`Reporter` and returns the exit status; failures are
+raised as sentinels and reported by ``main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scriptorium.cli.output import Reporter, format_prepared, format_summary
+from scriptorium.errors import (
+    InvalidRequestError,
+    OutputInvalidError,
+    ProfileRequiredError,
+    ScriptoriumError,
+    translate,
+)
+
+if TYPE_CHECKING:
+    from scriptorium.engine import Engine
+    from scriptorium.usecase.model import RunRequest
+
+__all__ = [
+    "artifact_ref",
+    "build_request",
+    "cmd_check",
+    "cmd_list",
+    "cmd_prepare",
+    "cmd_run",
+    "cmd_verify",
+    "make_engine",
+    "read_inputs",
+]
+
+
+def make_engine(args: argparse.Namespace) -> Engine:
+    """The Engine over ``--root``; artifacts resolve under ``--artifact-root`` (default: cwd)."""
+    from scriptorium.engine import Engine
+
+    artifact_root = getattr(args, "artifact_root", None) or os.getcwd()
+    return Engine(args.root, repair=getattr(args, "repair", False), artifact_root=artifact_root)
+
+
+def read_inputs(source: str | None) -> dict[str, Any]:
+    """The JSON object of ``--inputs FILE`` (``-`` = stdin); ``InvalidRequestError`` otherwise."""
+    if source is None:
+        return {}
+    where = "stdin" if source == "-" else source
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidRequestError(
+            f"--inputs: cannot read {where}: {err.__class__.__name__}", field="inputs"
+        ) from err
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise InvalidRequestError(f"--inputs: {where} is not JSON: {err}", field="inputs") from err
+    if not isinstance(value, dict):
+        raise InvalidRequestError(f"--inputs: {where} must hold a JSON object", field="inputs")
+    return value
+
+
+def artifact_ref(path: str, base: Path) -> str:
+    """An artifact path as typed on the command line, as a reference under ``base``: absolute paths
+    inside it become relative; anything else is left for the reader to accept or refuse."""
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            return candidate.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            return path
+    return path
+
+
+def build_request(
+    args: argparse.Namespace,
+    *,
+    inputs: dict[str, Any] | None = None,
+    artifacts: dict[str, str] | None = None,
+) -> RunRequest:
+    """The ``RunRequest`` the options describe (``inputs``/``artifacts`` are merged under them)."""
+    from scriptorium.usecase.model import Overrides, RunRequest
+
+    base = Path(getattr(args, "artifact_root", None) or os.getcwd())
+    merged_inputs = {**(inputs or {}), **read_inputs(args.inputs_file), **dict(args.input_pairs)}
+    merged_artifacts = {
+        **(artifacts or {}),
+        **{name: artifact_ref(path, base) for name, path in args.artifact_pairs},
+    }
+    with translate(InvalidRequestError, "invalid option"):
+        overrides = Overrides(
+            model=args.model,
+            max_tokens=args.max_tokens,
+            temperature=args.temperature,
+            repair_attempts=args.repair_attempts,
+        )
+    with translate(InvalidRequestError, "invalid request"):
+        return RunRequest(
+            prompt_id=args.prompt,
+            profile=args.profile,
+            inputs=merged_inputs,
+            artifacts=merged_artifacts,
+            overrides=overrides,
+        )
+
+
+def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
+    """Run one prompt: the output text (or the RunResult with ``--json``) on stdout; exit 1 and an
+    ``output_invalid`` line when the output failed its contract."""
+    engine = make_engine(args)
+    result = engine.run(build_request(args))
+    if reporter.json_mode:
+        reporter.raw_json(result.model_dump_json())
+    else:
+        reporter.line(result.output.text)
+        if reporter.err.isatty():
+            reporter.note(format_summary(result))
+    try:
+        result.raise_for_validation()
+    except OutputInvalidError as err:
+        return reporter.failure(err)
+    return 0
+
+
+def cmd_prepare(args: argparse.Namespace, reporter: Reporter) -> int:
+    """Everything but the LLM call."""
+    prepared = make_engine(args).prepare(build_request(args))
+    if reporter.json_mode:
+        reporter.raw_json(prepared.model_dump_json(by_alias=True))
+    else:
+        reporter.line(format_prepared(prepared))
+    return 0
+
+
+def _prompt_entry(engine: Engine, prompt_id: str) -> dict[str, Any]:
+    try:
+        definition = engine.prompts.get(prompt_id)
+    except ScriptoriumError as err:
+        return {"id": prompt_id, "error": {"code": err.code, "message": err.message}}
+    return {
+        "id": prompt_id,
+        "description": definition.description,
+        "version": definition.version,
+        "profile": definition.profile,
+        "format": definition.output.format,
+        "artifacts": sorted(definition.artifacts),
+    }
+
+
+def _profile_entry(engine: Engine, name: str) -> dict[str, Any]:
+    try:
+        profile = engine.profiles.get(name)
+    except ScriptoriumError as err:
+        return {"name": name, "error": {"code": err.code, "message": err.message}}
+    return {
+        "name": name,
+        "provider": profile.provider,
+        "model": profile.model,
+        "endpoint": profile.endpoint,
+        "api_key_env": profile.api_key_env,
+    }
+
+
+def cmd_list(args: argparse.Namespace, reporter: Reporter) -> int:
+    """Every prompt (with its description, profile and output format) and every profile."""
+    engine = make_engine(args)
+    prompts = [_prompt_entry(engine, p) for p in engine.list_prompts()]
+    profiles = [_profile_entry(engine, p) for p in engine.list_profiles()]
+    if reporter.json_mode:
+        reporter.json({"prompts": prompts, "profiles": profiles})
+        return 0
+    reporter.line("prompts:")
+    width = max((len(p["id"]) for p in prompts), default=0)
+    for p in prompts:
+        if "error" in p:
+            detail = f"(cannot load: {p['error']['code']}; run 'scriptorium check')"
+        else:
+            profile = f" [profile {p['profile']}]" if p["profile"] else ""
+            detail = f"{p['format']:<11} {p['description'] or ''}{profile}"
+        reporter.line(f"  {p['id']:<{width}}  {detail}")
+    reporter.line("profiles:")
+    width = max((len(p["name"]) for p in profiles), default=0)
+    for p in profiles:
+        if "error" in p:
+            detail = f"(cannot load: {p['error']['code']}; run 'scriptorium check')"
+        else:
+            key = f" key ${p['api_key_env']}" if p["api_key_env"] else ""
+            endpoint = f" at {p['endpoint']}" if p["endpoint"] else ""
+            detail = f"{p['provider']} {p['model'] or '(no model)'}{endpoint}{key}"
+        reporter.line(f"  {p['name']:<{width}}  {detail}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, reporter: Reporter) -> int:
+    """Lint the project: a problem per line (or ``--format json``); exit 1 when any is found."""
+    engine = make_engine(args)
+    problems = engine.check()
+    counts = {"prompts": len(engine.list_prompts()), "profiles": len(engine.list_profiles())}
+    if reporter.json_mode:
+        reporter.json({"ok": not problems, **counts, "problems": [p.to_dict() for p in problems]})
+    else:
+        for problem in problems:
+            reporter.line(str(problem))
+        if not problems:
+            reporter.line(
+                f"ok: {counts['prompts']} prompts and {counts['profiles']} profiles, no problems"
+            )
+    if problems:
+        noun = "problem" if len(problems) == 1 else "problems"
+        reporter.error("check_failed", f"{len(problems)} {noun} found")
+        return 1
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, reporter: Reporter) -> int:
+    """A minimal real request through the profile's provider."""
+    if not args.profile:
+        raise ProfileRequiredError("verify needs --profile NAME")
+    engine = make_engine(args)
+    response = engine.verify(args.profile, model=args.model)
+    profile = engine.profiles.get(args.profile)
+    model = response.model or args.model or profile.model
+    if reporter.json_mode:
+        reporter.json(
+            {
+                "ok": True,
+                "profile": args.profile,
+                "provider": profile.provider,
+                "model": model,
+                "endpoint": profile.endpoint,
+                "response": response.model_dump(mode="json"),
+            }
+        )
+    elif response.attempts == 0:
+        reporter.line(
+            f"ok: profile {args.profile!r} ({profile.provider}) is configured; "
+            "this provider makes no network request to verify"
+        )
+    else:
+        reporter.line(
+            f"ok: profile {args.profile!r} reached {profile.provider} model {model} "
+            f"in {response.latency_ms:.0f} ms"
+        )
+    return 0

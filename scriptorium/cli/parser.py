@@ -1,0 +1,189 @@
+"""The command line: subcommands, their options, and the few value syntaxes the options accept.
+
+Parsing builds nothing heavy; the commands import the engine when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from scriptorium import __version__
+
+__all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
+
+_EPILOG = """\
+exit codes: 0 success; 1 output invalid, check problems, batch lines failed; 2 invalid request or
+usage; 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failed;
+6 LLM call failed; 7 schema or validator failed.
+"""
+
+
+class UsageError(Exception):
+    """A command line that cannot be acted on (exit 2, code ``usage``)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but failures are :class:`UsageError` so ``main`` reports them in one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def parse_input(text: str) -> tuple[str, Any]:
+    """``-i key=value``: the value is JSON when it parses as JSON, else the literal string.
+
+    ``-i n=3`` gives the number 3, ``-i tags='["a","b"]'`` a list, ``-i audience=board`` the text
+    ``board``; to pass the text ``3``, quote it as JSON: ``-i 'n="3"'``.
+    """
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    return key, value
+
+
+def parse_artifact(text: str) -> tuple[str, str]:
+    """``-a name=path``."""
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise argparse.ArgumentTypeError(f"expected NAME=PATH, got {text!r}")
+    return name, path
+
+
+def _common(parser: argparse.ArgumentParser, *, json_help: str) -> None:
+    parser.add_argument(
+        "--root",
+        default=".",
+        metavar="DIR",
+        help="the project directory holding prompts/ and profiles/ (default: .)",
+    )
+    parser.add_argument("--json", action="store_true", help=json_help)
+
+
+def _request_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", metavar="PROMPT", help="prompt id, e.g. extract/contact")
+    parser.add_argument("-p", "--profile", help="profile name (default: the prompt's own)")
+    parser.add_argument(
+        "-i",
+        "--input",
+        dest="input_pairs",
+        action="append",
+        default=[],
+        type=parse_input,
+        metavar="KEY=VALUE",
+        help="a template input; VALUE is JSON if it parses as JSON, else text (repeatable)",
+    )
+    parser.add_argument(
+        "--inputs",
+        dest="inputs_file",
+        metavar="FILE",
+        help="a JSON object of inputs from FILE, or '-' for stdin (-i values win)",
+    )
+    parser.add_argument(
+        "-a",
+        "--artifact",
+        dest="artifact_pairs",
+        action="append",
+        default=[],
+        type=parse_artifact,
+        metavar="NAME=PATH",
+        help="an input artifact; PATH is relative to --artifact-root (repeatable)",
+    )
+    parser.add_argument(
+        "--artifact-root",
+        metavar="DIR",
+        help="where artifact paths resolve; nothing outside it is read (default: the current directory)",
+    )
+    parser.add_argument("--model", help="override the profile's model")
+    parser.add_argument("--max-tokens", type=int, metavar="N", help="override max_tokens")
+    parser.add_argument("--temperature", type=float, metavar="T", help="override temperature")
+    parser.add_argument(
+        "--repair",
+        action="store_true",
+        help="repair invalid JSON output with the model (up to the prompt's repair_attempts)",
+    )
+    parser.add_argument(
+        "--repair-attempts", type=int, metavar="N", help="override the prompt's repair_attempts"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``scriptorium`` argument parser."""
+    parser = _Parser(
+        prog="scriptorium",
+        description="Execute prompt definitions against LLMs.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"scriptorium {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    run = commands.add_parser("run", help="run a prompt and print its output")
+    _request_options(run)
+    _common(run, json_help="print the whole RunResult as JSON")
+
+    prepare = commands.add_parser(
+        "prepare", help="show messages, target, settings and hashes without calling the model"
+    )
+    _request_options(prepare)
+    _common(prepare, json_help="print the PreparedRun as JSON")
+
+    batch = commands.add_parser("batch", help="run a prompt over a JSONL file of inputs")
+    _request_options(batch)
+    batch.add_argument(
+        "--in",
+        dest="in_file",
+        required=True,
+        metavar="FILE",
+        help="JSONL: one object per line with inputs, artifacts and an optional id",
+    )
+    batch.add_argument(
+        "--out",
+        dest="out_file",
+        required=True,
+        metavar="FILE",
+        help="JSONL results in input order; lines already answered there are not run again",
+    )
+    batch.add_argument(
+        "--concurrency", type=int, default=4, metavar="N", help="runs in flight (default: 4)"
+    )
+    _common(batch, json_help="print the summary (and errors) as JSON")
+
+    listing = commands.add_parser("list", help="list prompts and profiles")
+    _common(listing, json_help="print the listing as JSON")
+
+    check = commands.add_parser(
+        "check", help="lint every prompt, template, schema and profile (exit 1 on problems)"
+    )
+    _common(check, json_help="same as --format json")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+
+    verify = commands.add_parser(
+        "verify", help="prove a profile's key, endpoint and model with a minimal request"
+    )
+    verify.add_argument("-p", "--profile", help="the profile to verify")
+    verify.add_argument("--model", help="override the profile's model")
+    _common(verify, json_help="print the verification as JSON")
+    return parser
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """Whether ``--json`` (or ``--format json``) was asked for, even if parsing then fails."""
+    args = list(argv)
+    if "--json" in args or "--format=json" in args:
+        return True
+    return any(a == "--format" and b == "json" for a, b in itertools.pairwise(args))
+
+
+def argv_or_default(argv: Sequence[str] | None) -> list[str]:
+    """``argv`` as a list, defaulting to the process's arguments."""
+    return list(sys.argv[1:] if argv is None else argv)
