@@ -28,6 +28,7 @@ ADAPTER_MODULES = (
     "scriptorium.artifact.files",
     "scriptorium.artifact.memory",
     "scriptorium.prompt.jinja",
+    "scriptorium.prompt._sandbox",
     "scriptorium.validate.schema",
     "scriptorium.validate.parse",
     "scriptorium.llm.anthropic",
