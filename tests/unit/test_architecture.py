@@ -46,7 +46,15 @@ ADAPTER_MODULES = (
     "scriptorium._loading",
     "scriptorium._files",
 )
-THIRD_PARTY_ADAPTERS = ("jinja2", "jsonschema", "referencing", "yaml", "anthropic", "openai", "httpx")
+THIRD_PARTY_ADAPTERS = (
+    "jinja2",
+    "jsonschema",
+    "referencing",
+    "yaml",
+    "anthropic",
+    "openai",
+    "httpx",
+)
 
 PORT_MODULES = sorted(
     [p for p in PACKAGE.glob("*/model.py")]
