@@ -38,8 +38,9 @@ _OPENERS = re.compile(r"[{\[]")
 class ParseOutcome:
     """What a parser made of a text: ``value`` when ``ok``, else ``issues`` saying why not.
 
-    ``fixes`` names what the lenient parser had to change (empty for valid JSON); ``mode`` is the
-    parser that produced the outcome.
+    ``fixes`` names what the lenient parser had to change (empty for valid JSON). ``mode`` says how
+    the value was obtained: ``"strict"`` when the text was valid JSON (also under
+    :func:`parse_lenient`), ``"lenient"`` when recovery was needed or attempted and failed.
     """
 
     ok: bool
@@ -74,7 +75,7 @@ def parse_lenient(
 ) -> ParseOutcome:
     """Recover the JSON value a model meant, when that is unambiguous; never raises.
 
-    Order: (1) strict JSON passes through unchanged, no fixes; (2) the whole text as one tolerant
+    Order: (1) strict JSON passes through unchanged, no fixes, mode ``"strict"``; (2) the whole text as one tolerant
     value; (3) candidates — the content of each code fence, and each ``{...}``/``[...]`` found in the
     prose around them. Then: candidates that needed no syntax fix beat those that did; among what
     remains, values equal as JSON count once; if several differ and ``schema_check`` is given, those
@@ -85,7 +86,7 @@ def parse_lenient(
     """
     ok, value, issue = _load_strict(text, max_chars, max_depth)
     if ok:
-        return ParseOutcome(True, value, "lenient")
+        return ParseOutcome(True, value, "strict")
     assert issue is not None
     if issue.keyword in _FINAL_KEYWORDS or not isinstance(text, str):
         # The text is JSON with a problem no repair may hide (or is too big to look at).

@@ -50,6 +50,7 @@ _DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 class _Compiled:
     document: Any
     validator: JsonSchemaValidator
+    referenced: bool = False  # compiled with other files: only valid for that bundle hash
 
 
 class SchemaValidator:
@@ -102,9 +103,19 @@ class SchemaValidator:
                 path=source,
             )
         with translate(ValidationError, f"loading schema {source or '(inline)'}", path=source):
+            digest = hash_json(document)
+            with self._lock:
+                cached = self._compiled.get(digest)
+            if cached is not None and not cached.referenced:
+                # Self-contained: where the document lives cannot change what it means.
+                return LoadedSchema(document=document, hash=digest, source=source)
             validator, referenced = self._compile(document, uri, source)
-        digest = hash_json(document if not referenced else {"root": document, "refs": referenced})
-        self._remember(digest, _Compiled(document, validator))
+        if referenced:
+            digest = hash_json({"root": document, "refs": referenced})
+        with self._lock:
+            cached = self._compiled.get(digest)
+        if cached is None or cached.document != document:
+            self._remember(digest, _Compiled(document, validator, bool(referenced)))
         return LoadedSchema(document=document, hash=digest, source=source, referenced=referenced)
 
     def _compile(
@@ -160,6 +171,12 @@ class SchemaValidator:
             self._remember(contract.schema_hash, compiled)
         return compiled
 
+    def cached_validator(self, schema_hash: str) -> JsonSchemaValidator | None:
+        """The compiled validator cached under ``schema_hash`` (``LoadedSchema.hash``), if any."""
+        with self._lock:
+            compiled = self._compiled.get(schema_hash)
+        return None if compiled is None else compiled.validator
+
     # -- validating -----------------------------------------------------------------------------
 
     def validate(self, text: str, contract: OutputContract) -> ValidationResult:
@@ -205,7 +222,7 @@ class SchemaValidator:
             format=contract.format,
             value=outcome.value if outcome.ok else None,
             issues=issues,
-            parse=contract.parse,
+            parse=outcome.mode,  # "strict" when the text was valid JSON, even under lenient
             fixes=outcome.fixes,
         )
 
