@@ -81,7 +81,8 @@ class Emitter:
     def __init__(self, stream: IO[bytes], *, secrets: Iterable[str] = ()) -> None:
         self._stream = stream
         self._secrets = {s for s in secrets if s}
-        self._lock = threading.Lock()
+        # Re-entrant: a signal turned into KeyboardInterrupt mid-line still lets the last lines out.
+        self._lock = threading.RLock()
         self.broken = False
 
     def add_secret(self, value: str | None) -> None:
@@ -103,7 +104,7 @@ class Emitter:
             try:
                 self._stream.write(line.encode("ascii") + b"\n")
                 self._stream.flush()
-            except (BrokenPipeError, ValueError, OSError):
+            except (OSError, ValueError):  # broken pipe, or the stream already closed
                 self.broken = True
 
     # -- the messages ---------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from scriptorium.kernel.protocol import Emitter, describe_error, error_object, r
 if TYPE_CHECKING:
     from scriptorium.kernel.jobs import Job
     from scriptorium.kernel.providers import MeteredClient
+    from scriptorium.llm.client import Client
     from scriptorium.llm.model import LLMRequest
     from scriptorium.llm.retry import RetryInfo
 
@@ -41,16 +42,22 @@ _SECRET_SUFFIXES = ("API_KEY", "_TOKEN", "_SECRET")
 
 
 def serve(
-    stdin: IO[bytes], stdout: IO[bytes], env: Mapping[str, str], *, pid: int | None = None
+    stdin: IO[bytes],
+    stdout: IO[bytes],
+    env: Mapping[str, str],
+    *,
+    pid: int | None = None,
+    client: Client | None = None,
 ) -> int:
     """Speak the kernel protocol over ``stdin``/``stdout`` for one run; return the exit code.
 
     ``env`` is where ``CC_LLM_PROVIDER`` and the keys are read (the process environment for
-    ``python -m scriptorium.kernel``).
+    ``python -m scriptorium.kernel``). ``client`` replaces the provider ``CC_LLM_PROVIDER`` would
+    choose, for both payload kinds (embedding the kernel in-process, tests).
     """
     out = Emitter(stdout, secrets=_secret_values(env))
     out.ready(os.getpid() if pid is None else pid)
-    session = _Session(out, env)
+    session = _Session(out, env, client)
     try:
         return session.run(stdin)
     except KeyboardInterrupt:
@@ -63,9 +70,10 @@ def serve(
 
 
 class _Session:
-    def __init__(self, out: Emitter, env: Mapping[str, str]) -> None:
+    def __init__(self, out: Emitter, env: Mapping[str, str], client: Client | None) -> None:
         self.out = out
         self.env = env
+        self.client = client
         self.started = False
         self.metered: MeteredClient | None = None
 
@@ -93,14 +101,18 @@ class _Session:
         # The heavier imports, now that the supervisor has its ``ready``.
         from scriptorium.kernel.jobs import prompt_job, raw_job
         from scriptorium.kernel.payload import PromptPayload, parse_payload
-        from scriptorium.kernel.providers import MeteredClient, choose_provider
+        from scriptorium.kernel.providers import MeteredClient, Provider, choose_provider
         from scriptorium.llm.retry import RetryHooks
 
         payload = parse_payload(payload_data)
-        prompt_run = isinstance(payload, PromptPayload)
-        provider = choose_provider(
-            self.env, prompt_run=prompt_run, hooks=RetryHooks(on_retry=(self._retrying,))
-        )
+        if self.client is not None:
+            provider = Provider("custom", self.client)
+        else:
+            provider = choose_provider(
+                self.env,
+                prompt_run=isinstance(payload, PromptPayload),
+                hooks=RetryHooks(on_retry=(self._retrying,)),
+            )
         if provider.api_key is not None:
             self.out.add_secret(provider.api_key.get_secret_value())
         self.metered = MeteredClient(provider.client, self._calling)
