@@ -143,7 +143,7 @@ class _Recorder(BaseHTTPRequestHandler):
 @pytest.fixture
 def loopback_url() -> Iterator[str]:
     server = HTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     _Recorder.hits = []
     try:
