@@ -198,6 +198,10 @@ def cmd_list(args: argparse.Namespace, reporter: Reporter) -> int:
     return 0
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def cmd_check(args: argparse.Namespace, reporter: Reporter) -> int:
     """Lint the project: a problem per line (or ``--format json``); exit 1 when any is found."""
     engine = make_engine(args)
@@ -210,11 +214,11 @@ def cmd_check(args: argparse.Namespace, reporter: Reporter) -> int:
             reporter.line(str(problem))
         if not problems:
             reporter.line(
-                f"ok: {counts['prompts']} prompts and {counts['profiles']} profiles, no problems"
+                f"ok: {_count(counts['prompts'], 'prompt')} and "
+                f"{_count(counts['profiles'], 'profile')}, no problems"
             )
     if problems:
-        noun = "problem" if len(problems) == 1 else "problems"
-        reporter.error("check_failed", f"{len(problems)} {noun} found")
+        reporter.error("check_failed", f"{_count(len(problems), 'problem')} found")
         return 1
     return 0
 

@@ -38,16 +38,22 @@ def parse_input(text: str) -> tuple[str, Any]:
     """``-i key=value``: the value is JSON when it parses as JSON, else the literal string.
 
     ``-i n=3`` gives the number 3, ``-i tags='["a","b"]'`` a list, ``-i audience=board`` the text
-    ``board``; to pass the text ``3``, quote it as JSON: ``-i 'n="3"'``.
+    ``board``; to pass the text ``3``, quote it as JSON: ``-i 'n="3"'``. ``NaN`` and
+    ``Infinity`` are text.
     """
     key, sep, raw = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     try:
-        value: Any = json.loads(raw)
+        value: Any = json.loads(raw, parse_constant=_no_constant)
     except ValueError:
         value = raw
     return key, value
+
+
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON data (inputs could not be hashed): they stay text.
+    raise ValueError(name)
 
 
 def parse_artifact(text: str) -> tuple[str, str]:
