@@ -56,9 +56,9 @@ def serve(
     choose, for both payload kinds (embedding the kernel in-process, tests).
     """
     out = Emitter(stdout, secrets=_secret_values(env))
-    out.ready(os.getpid() if pid is None else pid)
     session = _Session(out, env, client)
     try:
+        out.ready(os.getpid() if pid is None else pid)
         return session.run(stdin)
     except KeyboardInterrupt:
         cancelled = LLMGenerateError("interrupted by a signal", reason="cancelled")
@@ -76,13 +76,14 @@ class _Session:
         self.client = client
         self.started = False
         self.metered: MeteredClient | None = None
+        #: The exit code, once the ending has been written.
+        self.code: int | None = None
 
     def run(self, stdin: IO[bytes]) -> int:
         try:
             job = self._configure(stdin)
         except ScriptoriumError as err:
-            self.out.error(err)
-            return EXIT_CONFIG
+            return self._refuse(err)
         self.started = True
         self.out.iteration_start(1)
         try:
@@ -94,7 +95,8 @@ class _Session:
             self.out.log("warning", warning)
         self.out.iteration_done(1)
         self.out.exit("completed", outcome.text)
-        return EXIT_COMPLETED
+        self.code = EXIT_COMPLETED
+        return self.code
 
     def _configure(self, stdin: IO[bytes]) -> Job:
         payload_data = read_init(stdin)
@@ -149,31 +151,35 @@ class _Session:
         self.out.charge("tokens", tokens)
         self.out.charge("cost_micro", usage.cost_micro)
 
+    def _spent(self) -> bool:
+        return self.metered is not None and self.metered.responses > 0
+
     def _failed(self, err: ScriptoriumError) -> int:
-        metered = self.metered
-        spent = metered is not None and metered.responses > 0
-        called = metered is not None and metered.calls > 0
+        called = self.metered is not None and self.metered.calls > 0
         misconfigured = isinstance(err, LLMGenerateError) and err.reason in _CONFIG_REASONS
-        if not spent and (not called or misconfigured):
+        if not self._spent() and (not called or misconfigured):
             # Nothing was run (or could be): the request or the set-up is wrong, not the call.
-            self.out.error(err)
-            return EXIT_CONFIG
-        if spent:
-            self._charge()  # tokens spent before the failure are still owed
-        self.out.error(err)
-        self.out.exit("failed", describe_error(err), error=error_object(err))
-        return EXIT_FAILED
+            return self._refuse(err)
+        return self._fail(err)
 
     def give_up(self, err: ScriptoriumError) -> int:
         """End after an interruption or a bug: a failed exit once the iteration has started."""
-        if not self.started:
-            self.out.error(err)
-            return EXIT_CONFIG
-        if self.metered is not None and self.metered.responses > 0:
-            self._charge()
+        if self.code is not None:  # the ending was already written; a late signal changes nothing
+            return self.code
+        return self._fail(err) if self.started else self._refuse(err)
+
+    def _refuse(self, err: ScriptoriumError) -> int:
+        self.out.error(err)
+        self.code = EXIT_CONFIG
+        return self.code
+
+    def _fail(self, err: ScriptoriumError) -> int:
+        if self._spent():
+            self._charge()  # tokens spent before the failure are still owed
         self.out.error(err)
         self.out.exit("failed", describe_error(err), error=error_object(err))
-        return EXIT_FAILED
+        self.code = EXIT_FAILED
+        return self.code
 
 
 def _secret_values(env: Mapping[str, str]) -> list[str]:

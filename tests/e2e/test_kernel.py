@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -202,6 +203,29 @@ def test_raw_payload_defaults_and_metadata_are_accepted() -> None:
     done = run_kernel(mock_env(), init_line(payload))
     assert done.returncode == 0, done.stderr
     assert done.ops[-1] == "exit"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_while_waiting_for_init_ends_cleanly_with_code_2() -> None:
+    """A supervisor stopping an idle worker gets an error log (cancelled), no traceback."""
+    with subprocess.Popen(
+        KERNEL,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=mock_env(),
+        cwd=REPO,
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        assert json.loads(proc.stdout.readline())["op"] == "ready"
+        proc.send_signal(signal.SIGTERM)
+        rest = [json.loads(line) for line in proc.stdout]
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(timeout=TIMEOUT_S) == 2
+    assert [m["op"] for m in rest] == ["log"]
+    assert rest[0]["error"]["reason"] == "cancelled"
+    assert "Traceback" not in stderr
 
 
 # --- prompt runs ---------------------------------------------------------------------------------
