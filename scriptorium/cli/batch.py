@@ -189,6 +189,27 @@ def _in_order(
     assert next_index == count
 
 
+def _execute(
+    batch: _Batch,
+    items: list[_Item],
+    concurrency: int,
+    sink: IO[str],
+    on_done: Callable[[Record], None],
+) -> None:
+    """Run every item, writing records to ``sink`` in input order."""
+    pool = ThreadPoolExecutor(max_workers=concurrency)
+    try:
+        futures = {pool.submit(batch.work, item): index for index, item in enumerate(items)}
+        for record in _in_order(futures, len(items), on_done):
+            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+    except BaseException:
+        # Ctrl-C or a bug: start nothing new, but let the runs in flight finish, so what they
+        # cost is journaled for the next attempt.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
 def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     """Run the batch; exit 0 when every line has a valid result, else 1 (details in ``--out``)."""
     if args.concurrency < 1:
@@ -214,16 +235,14 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
             )
             reporter.err.flush()
 
-    with journal_path.open("a", encoding="utf-8") as journal:
-        batch = _Batch(engine, done, journal)
-        with (
-            temp_path.open("w", encoding="utf-8") as sink,
-            ThreadPoolExecutor(max_workers=args.concurrency) as pool,
-        ):
-            futures = {pool.submit(batch.work, item): index for index, item in enumerate(items)}
-            for record in _in_order(futures, len(items), on_done):
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-    os.replace(temp_path, out)
+    with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
+        journal = journal_path.open("a", encoding="utf-8")
+        sink = temp_path.open("w", encoding="utf-8")
+    batch = _Batch(engine, done, journal)
+    with journal, sink:
+        _execute(batch, items, args.concurrency, sink, on_done)
+    with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
+        os.replace(temp_path, out)
     journal_path.unlink(missing_ok=True)
     if progress:
         reporter.err.write("\n")

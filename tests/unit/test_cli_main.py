@@ -233,3 +233,11 @@ def test_an_out_of_range_override_is_an_invalid_request(
 ) -> None:
     assert main(["prepare", "greet", "-i", "name=A", "--temperature", "9"]) == 2
     assert capsys.readouterr().err.startswith("scriptorium: invalid_request: ")
+
+
+def test_batch_output_in_a_missing_directory_is_an_invalid_request(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, _ = write_batch(root, 1)
+    assert main(["batch", "greet", "--in", str(source), "--out", "no/such/dir/out.jsonl"]) == 2
+    assert capsys.readouterr().err.startswith("scriptorium: invalid_request: --out: ")
