@@ -228,6 +228,49 @@ def test_sigterm_while_waiting_for_init_ends_cleanly_with_code_2() -> None:
     assert "Traceback" not in stderr
 
 
+# Noise from "a library" once the kernel runs: a print and a raw write to file descriptor 1.
+NOISY_KERNEL = [
+    sys.executable,
+    "-c",
+    "import os, runpy, scriptorium.kernel.worker as worker\n"
+    "serve = worker.serve\n"
+    "def noisy(*args, **kwargs):\n"
+    "    print('stray print', flush=True)\n"
+    "    os.write(1, b'stray write\\n')\n"
+    "    return serve(*args, **kwargs)\n"
+    "worker.serve = noisy\n"
+    "runpy.run_module('scriptorium.kernel', run_name='__main__', alter_sys=True)\n",
+]
+
+
+def test_stray_output_goes_to_stderr_and_never_corrupts_stdout() -> None:
+    """print() and raw writes to fd 1 land on stderr; stdout holds only protocol lines."""
+    done = run_kernel(mock_env(), init_line(RAW), argv=NOISY_KERNEL)
+    assert done.returncode == 0, done.stderr
+    assert done.ops[0] == "ready"
+    assert done.ops[-1] == "exit"
+    assert "stray print" in done.stderr
+    assert "stray write" in done.stderr
+
+
+def test_importing_the_kernel_package_stays_light() -> None:
+    """``import scriptorium.kernel`` loads no pydantic, Engine, Jinja, jsonschema or SDK."""
+    heavy = ["pydantic", "scriptorium.engine", "jinja2", "jsonschema", "anthropic", "openai"]
+    code = (
+        "import json, sys, scriptorium.kernel\n"
+        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        env=kernel_env(),
+        cwd=REPO,
+        timeout=TIMEOUT_S,
+        check=True,
+    )
+    assert json.loads(proc.stdout) == []
+
+
 # --- prompt runs ---------------------------------------------------------------------------------
 
 
