@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
     engine = make_engine(args)
     result = engine.run(build_request(args))
     if reporter.json_mode:
-        reporter.raw_json(result.model_dump_json())
+        reporter.raw_json(result.model_dump_json(by_alias=True))
     else:
         reporter.line(result.output.text)
         if reporter.err.isatty():
