@@ -136,5 +136,3 @@ def make_runner() -> RunnerFactory:
         )
 
     return build
-
-

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scriptorium import errors
 from scriptorium.profile.model import DEFAULT_SETTINGS, Profile, SettingsPatch
 from scriptorium.testing import FakeClient
-from scriptorium.usecase import Overrides, RunRequest, Runner
+from scriptorium.usecase import Overrides, Runner, RunRequest
 from scriptorium.usecase.prepare import merge_settings
 from tests.conftest import RunnerFactory
 
@@ -37,9 +37,11 @@ def test_merge_takes_override_then_profile_then_default(
     effective, sources = merge_settings(prof, request)
     for name in fields:
         if override[name] is not None:
-            assert getattr(effective, name) == override[name] and sources[name] == "override"
+            assert getattr(effective, name) == override[name]
+            assert sources[name] == "override"
         elif profile[name] is not None:
-            assert getattr(effective, name) == profile[name] and sources[name] == "profile"
+            assert getattr(effective, name) == profile[name]
+            assert sources[name] == "profile"
         else:
             assert getattr(effective, name) == getattr(DEFAULT_SETTINGS, name)
             assert sources[name] == "default"
@@ -80,7 +82,9 @@ TARGETS: list[tuple[str, str, type[errors.ScriptoriumError]]] = [
 
 @pytest.mark.parametrize(("attribute", "method", "sentinel"), TARGETS)
 # make_runner is a factory: sharing it across examples is safe, each example builds its own Runner.
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(error=exceptions)
 def test_any_collaborator_failure_becomes_its_sentinel(
     make_runner: RunnerFactory,
@@ -106,4 +110,3 @@ def test_own_errors_pass_through_collaborators_unchanged(make_runner: RunnerFact
     with pytest.raises(errors.ArtifactLoadError) as caught:
         runner.run(RunRequest(prompt_id="extract/contact", artifacts={"document": "doc.txt"}))
     assert caught.value is own
-

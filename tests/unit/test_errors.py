@@ -30,7 +30,8 @@ def test_every_sentinel_has_its_code_and_a_docstring(
     """Each class of the table is a ScriptoriumError with its stable code and says when it's raised."""
     assert issubclass(cls, errors.ScriptoriumError)
     assert cls.code == code
-    assert cls.__doc__ and "raised" in cls.__doc__.lower()
+    assert cls.__doc__
+    assert "raised" in cls.__doc__.lower()
 
 
 def test_invalid_request_is_also_a_value_error() -> None:
@@ -71,9 +72,11 @@ def test_unknown_reason_is_a_programming_error() -> None:
 def test_translate_keeps_the_cause_and_scrubs_secrets() -> None:
     """A foreign exception becomes the sentinel, cause kept, secret removed from the message."""
     cause = RuntimeError("token s3cr3t rejected")
-    with pytest.raises(errors.PromptLoadError) as caught:
-        with errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t"], prompt_id="p"):
-            raise cause
+    with (
+        pytest.raises(errors.PromptLoadError) as caught,
+        errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t"], prompt_id="p"),
+    ):
+        raise cause
     assert caught.value.__cause__ is cause
     assert "s3cr3t" not in str(caught.value)
     assert caught.value.prompt_id == "p"
@@ -82,14 +85,15 @@ def test_translate_keeps_the_cause_and_scrubs_secrets() -> None:
 def test_translate_lets_own_errors_through() -> None:
     """Our own errors are not re-wrapped."""
     own = errors.ArtifactLoadError("gone")
-    with pytest.raises(errors.ArtifactLoadError) as caught:
-        with errors.translate(errors.PromptLoadError, "loading"):
-            raise own
+    with (
+        pytest.raises(errors.ArtifactLoadError) as caught,
+        errors.translate(errors.PromptLoadError, "loading"),
+    ):
+        raise own
     assert caught.value is own
 
 
 def test_translate_never_catches_interrupts() -> None:
     """KeyboardInterrupt is not an error to translate."""
-    with pytest.raises(KeyboardInterrupt):
-        with errors.translate(errors.PromptLoadError, "loading"):
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), errors.translate(errors.PromptLoadError, "loading"):
+        raise KeyboardInterrupt

@@ -337,7 +337,7 @@ def test_secrets_are_scrubbed_from_the_error_and_the_observed_failures() -> None
     for text in (str(err), repr(err), pickle.dumps(err).decode("latin-1")):
         assert canary not in text
     assert all(canary not in info.failure.message for info in seen)
-    assert pickle.loads(pickle.dumps(err)).attrs() == err.attrs()  # noqa: S301 (our own bytes)
+    assert pickle.loads(pickle.dumps(err)).attrs() == err.attrs()
 
 
 # --- async parity --------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ def test_prepare_reports_messages_target_settings_and_hashes(make_runner: Runner
         prepared.rendered_prompt_hash,
         prepared.request_hash,
     ):
-        assert value.startswith("sha256:") and len(value) == 71
+        assert value.startswith("sha256:")
+        assert len(value) == 71
     assert client.calls == 0
 
 
@@ -147,7 +148,8 @@ def test_direct_key_wins_and_reaches_only_the_llm_request(make_runner: RunnerFac
     runner = make_runner(client, env={"ANTHROPIC_API_KEY": "from-env-value"})
     runner.run(RunRequest(prompt_id="claude/hello", api_key="direct-key-value"))
     key = client.requests[0].api_key
-    assert key is not None and key.get_secret_value() == "direct-key-value"
+    assert key is not None
+    assert key.get_secret_value() == "direct-key-value"
 
 
 def test_env_key_is_read_from_the_injected_env(make_runner: RunnerFactory) -> None:
@@ -157,12 +159,15 @@ def test_env_key_is_read_from_the_injected_env(make_runner: RunnerFactory) -> No
         RunRequest(prompt_id="claude/hello")
     )
     key = client.requests[0].api_key
-    assert key is not None and key.get_secret_value() == "env-key-value"
+    assert key is not None
+    assert key.get_secret_value() == "env-key-value"
 
 
 def test_missing_schema_file_is_a_validation_error(make_runner: RunnerFactory) -> None:
     """A json_schema prompt whose schema cannot be loaded fails before the LLM call."""
-    prompts = {"x": "---\nprofile: offline\noutput: {format: json_schema, schema: nope.json}\n---\nhi\n"}
+    prompts = {
+        "x": "---\nprofile: offline\noutput: {format: json_schema, schema: nope.json}\n---\nhi\n"
+    }
     _fails(make_runner, RunRequest(prompt_id="x"), errors.ValidationError, prompts=prompts)
 
 

@@ -27,7 +27,8 @@ def test_valid_output_is_parsed_and_recorded(make_runner: RunnerFactory) -> None
     assert result.output.text == GOOD
     assert result.output.sha256.startswith("sha256:")
     assert [a.kind for a in result.attempts] == ["initial"]
-    assert result.usage.input_tokens == 10 and result.usage.llm_calls == 1
+    assert result.usage.input_tokens == 10
+    assert result.usage.llm_calls == 1
     assert result.run_id == "run-1"
     assert result.raise_for_validation() is result
 
@@ -63,11 +64,13 @@ def test_repair_turns_an_invalid_output_into_a_valid_one(make_runner: RunnerFact
     )
     runner = make_runner(client, repairer=DefaultOutputRepairer(client))
     result = runner.run(CONTACT)
-    assert result.validation.valid and result.validation.repaired
+    assert result.validation.valid
+    assert result.validation.repaired
     assert result.validation.attempts == 2
     assert [a.kind for a in result.attempts] == ["initial", "repair"]
     assert [a.valid for a in result.attempts] == [False, True]
-    assert result.usage.input_tokens == 30 and result.usage.output_tokens == 9
+    assert result.usage.input_tokens == 30
+    assert result.usage.output_tokens == 9
     assert result.usage.llm_calls == 2
     repair_request = client.requests[1]
     assert repair_request.messages[-2].role == "assistant"
@@ -95,14 +98,16 @@ def test_repair_attempts_override_wins_even_at_zero(make_runner: RunnerFactory) 
     runner = make_runner(client, repairer=DefaultOutputRepairer(client))
     request = CONTACT.model_copy(update={"overrides": Overrides(repair_attempts=0)})
     result = runner.run(request)
-    assert not result.validation.valid and client.calls == 1
+    assert not result.validation.valid
+    assert client.calls == 1
 
 
 def test_no_repair_without_a_repairer(make_runner: RunnerFactory) -> None:
     """Without a repairer an invalid output stays as it is."""
     client = FakeClient(['{"name": "Ada"}', GOOD])
     result = make_runner(client).run(CONTACT)
-    assert not result.validation.valid and client.calls == 1
+    assert not result.validation.valid
+    assert client.calls == 1
 
 
 def test_no_repair_for_text_output(make_runner: RunnerFactory) -> None:
@@ -131,9 +136,7 @@ def test_no_repair_after_truncation_or_refusal(
 def test_a_failed_repair_call_keeps_the_first_generation(make_runner: RunnerFactory) -> None:
     """If the repair call fails, the result still holds the first output and its usage."""
     failure = errors.LLMGenerateError("overloaded", reason="overloaded", attempts=3)
-    client = FakeClient(
-        [LLMResponse(text='{"name": "Ada"}', usage=Usage(input_tokens=7)), failure]
-    )
+    client = FakeClient([LLMResponse(text='{"name": "Ada"}', usage=Usage(input_tokens=7)), failure])
     runner = make_runner(client, repairer=DefaultOutputRepairer(client))
     result = runner.run(CONTACT)
     assert not result.validation.valid
@@ -158,7 +161,8 @@ def test_client_llm_errors_pass_through_with_context(make_runner: RunnerFactory)
     with pytest.raises(errors.LLMGenerateError) as caught:
         make_runner(FakeClient([err])).run(CONTACT)
     assert caught.value is err
-    assert caught.value.reason == "rate_limited" and caught.value.profile == "offline"
+    assert caught.value.reason == "rate_limited"
+    assert caught.value.profile == "offline"
 
 
 def test_a_client_returning_garbage_is_an_invalid_response(make_runner: RunnerFactory) -> None:
@@ -185,7 +189,8 @@ def test_arun_repairs_like_run(make_runner: RunnerFactory) -> None:
     client = FakeClient(['{"name": "Ada"}', GOOD])
     runner = make_runner(client, repairer=DefaultOutputRepairer(client))
     result = asyncio.run(runner.arun(CONTACT))
-    assert result.validation.repaired and len(result.attempts) == 2
+    assert result.validation.repaired
+    assert len(result.attempts) == 2
 
 
 def test_arun_runs_a_sync_only_client_in_a_thread(make_runner: RunnerFactory) -> None:
@@ -201,7 +206,8 @@ def test_arun_runs_a_sync_only_client_in_a_thread(make_runner: RunnerFactory) ->
 
     client = SyncOnly()
     result = asyncio.run(make_runner(client).arun(CONTACT))
-    assert result.validation.valid and client.calls == 1
+    assert result.validation.valid
+    assert client.calls == 1
 
 
 def test_arun_translates_async_client_errors(make_runner: RunnerFactory) -> None:
@@ -225,4 +231,5 @@ def test_run_state_is_per_request(make_runner: RunnerFactory) -> None:
     runner = make_runner(client)
     first, second = runner.run(CONTACT), runner.run(CONTACT)
     assert first.run_id != second.run_id
-    assert second.usage.output_tokens == 4 and len(second.attempts) == 1
+    assert second.usage.output_tokens == 4
+    assert len(second.attempts) == 1

@@ -46,7 +46,8 @@ def test_canary_key_absent_from_results_and_logs(
     _assert_clean(result.prepared)
     _assert_clean(prompts_request)
     sent = client.requests[0]
-    assert sent.api_key is not None and sent.api_key.get_secret_value() == CANARY
+    assert sent.api_key is not None
+    assert sent.api_key.get_secret_value() == CANARY
     _assert_clean(sent)
     assert CANARY not in caplog.text
 
@@ -70,7 +71,8 @@ def test_unpickled_requests_carry_no_key() -> None:
     """Pickling a request drops its key instead of writing it out."""
     request = RunRequest(prompt_id="x", api_key=CANARY)
     restored = pickle.loads(pickle.dumps(request))
-    assert restored.api_key is not None and restored.api_key.get_secret_value() == ""
+    assert restored.api_key is not None
+    assert restored.api_key.get_secret_value() == ""
 
 
 def test_missing_env_error_names_the_variable_not_a_value(make_runner: RunnerFactory) -> None:
