@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import (
-    APIKeyEnvMissingError,
-    APIKeyRequiredError,
     InvalidRequestError,
     LLMGenerateError,
     ScriptoriumError,
     translate,
 )
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, provider_needs_key
+from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.runner import Clock, NewId, Runner
@@ -165,7 +163,7 @@ class Engine:
         verify``). The key comes from ``api_key`` or the profile's ``api_key_env`` exactly as for a
         run; ``fake`` and ``replay`` profiles are proven by building their client."""
         from scriptorium.llm.router import Router
-        from scriptorium.usecase.prepare import target_for
+        from scriptorium.usecase.prepare import credential, target_for
 
         loaded = self.profiles.get(profile)
         # target_for only reads the overrides; the prompt id is a placeholder it never reports.
@@ -173,23 +171,7 @@ class Engine:
         with translate(InvalidRequestError, "invalid model override", field="model"):
             placeholder = placeholder.model_copy(update={"overrides": Overrides(model=model)})
         target = target_for(loaded, placeholder)
-        key = api_key
-        if not key and loaded.api_key_env:
-            key = (os.environ if self.env is None else self.env).get(loaded.api_key_env)
-            if not key:
-                raise APIKeyEnvMissingError(
-                    f"environment variable {loaded.api_key_env} is unset or empty "
-                    f"(profile {profile!r} reads its key from it)",
-                    env_var=loaded.api_key_env,
-                    profile=profile,
-                )
-        if not key and provider_needs_key(loaded.provider):
-            raise APIKeyRequiredError(
-                f"provider {loaded.provider!r} needs an API key: set api_key_env in profile "
-                f"{profile!r}",
-                provider=loaded.provider,
-                profile=profile,
-            )
+        key = credential(loaded, api_key, os.environ if self.env is None else self.env)
         client = self.client
         with translate(
             LLMGenerateError,

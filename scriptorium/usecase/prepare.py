@@ -128,13 +128,19 @@ def target_for(profile: Profile, request: RunRequest) -> Target:
     )
 
 
-def credential(profile: Profile, request: RunRequest, env: Mapping[str, str]) -> str | None:
+def credential(
+    profile: Profile,
+    api_key: str | None,
+    env: Mapping[str, str],
+    *,
+    prompt_id: str | None = None,
+) -> str | None:
     """Step 4b: a direct key wins; else the profile's variable must be set and non-empty.
 
     Whether a key is needed is decided by the provider's name, whatever client will be used.
     """
-    if request.api_key is not None and request.api_key.get_secret_value():
-        return request.api_key.get_secret_value()
+    if api_key:
+        return api_key
     if profile.api_key_env:
         value = env.get(profile.api_key_env)
         if not value:
@@ -143,7 +149,7 @@ def credential(profile: Profile, request: RunRequest, env: Mapping[str, str]) ->
                 f"(profile {profile.name!r} reads its key from it)",
                 env_var=profile.api_key_env,
                 profile=profile.name,
-                prompt_id=request.prompt_id,
+                prompt_id=prompt_id,
             )
         return value
     if provider_needs_key(profile.provider):
@@ -152,7 +158,7 @@ def credential(profile: Profile, request: RunRequest, env: Mapping[str, str]) ->
             f"{profile.name!r} or pass api_key",
             provider=profile.provider,
             profile=profile.name,
-            prompt_id=request.prompt_id,
+            prompt_id=prompt_id,
         )
     return None
 

@@ -198,7 +198,12 @@ class Runner:
             profile = self._profiles.get(profile_name)
         settings, sources = steps.merge_settings(profile, request)
         target = steps.target_for(profile, request)
-        key = steps.credential(profile, request, os.environ if self._env is None else self._env)
+        key = steps.credential(
+            profile,
+            None if request.api_key is None else request.api_key.get_secret_value(),
+            os.environ if self._env is None else self._env,
+            prompt_id=prompt_id,
+        )
         contract, loaded = steps.output_contract(definition, request, self._validator)
         definition_hash = self._definition_hash(definition, loaded)
         inputs_json = steps.validate_inputs(definition, request.inputs, self._validator)
