@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scriptorium.errors import OutputInvalidError
 from scriptorium.llm.model import APIKey, Target, Usage
-from scriptorium.profile.model import ExecutionSettings
+from scriptorium.profile.model import ExecutionSettings, SettingsPatch
 from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
 
 __all__ = [
@@ -26,20 +26,12 @@ __all__ = [
 SettingSource = Literal["default", "profile", "override"]
 
 
-class Overrides(BaseModel):
-    """Per-request overrides. ``None`` means "not given", so an explicit ``0``/``0.0`` always wins."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class Overrides(SettingsPatch):
+    """Per-request overrides: every setting a profile may state, plus the model, the endpoint and
+    the number of repairs. ``None`` means "not given", so an explicit ``0``/``0.0`` always wins."""
 
     model: str | None = Field(default=None, min_length=1, max_length=200)
     endpoint: str | None = None
-    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, ge=0.0, le=1.0)
-    top_k: int | None = Field(default=None, ge=0, le=100_000)
-    stop_sequences: tuple[str, ...] | None = Field(default=None, max_length=16)
-    timeout_s: float | None = Field(default=None, gt=0.0, le=3600.0)
-    max_retries: int | None = Field(default=None, ge=0, le=10)
     repair_attempts: int | None = Field(default=None, ge=0, le=5)
 
 
