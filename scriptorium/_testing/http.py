@@ -3,23 +3,29 @@
 A :class:`ScriptedHTTPServer` serves ``POST`` requests on ``127.0.0.1`` from a queue of scripted
 steps (a status with a body and headers, a delay, a connection reset, raw malformed bytes), records
 every request, and falls back to a provider-specific default answer when the script is empty.
-Subclasses add the provider's path and body shapes (``FakeOpenAIServer``). HTTP/1.1 keep-alive and
-concurrent connections are served (one thread per connection), as the SDKs' pools expect.
+Subclasses add the provider's paths and body shapes (``FakeAnthropicServer``, ``FakeOpenAIServer``).
+
+HTTP/1.1 keep-alive and concurrent connections are served (one thread per connection, a deep listen
+backlog, Nagle off), as the SDKs' pools expect. Benchmarks run the SDK client in the same process,
+so every microsecond the server holds the GIL is taken from the client: the handler therefore
+parses the little HTTP the SDKs send by hand (``http.server`` parses headers with ``email``, several
+times slower) and writes each answer with one ``sendall``.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import socketserver
 import struct
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["Answer", "RecordedRequest", "ScriptedHTTPServer"]
 
@@ -64,8 +70,9 @@ class _Step:
 class ScriptedHTTPServer:
     """Serves scripted answers on an ephemeral loopback port; use as a context manager.
 
-    Subclasses set :attr:`paths` (the POST paths served; others get a 404) and implement
-    :meth:`default_answer`. ``latency_s`` delays every answer; ``record=False`` keeps no requests.
+    Subclasses set :attr:`paths` (the POST paths served; others get :meth:`not_found`) and
+    implement :meth:`default_answer`. ``latency_s`` delays every answer; ``record=False`` keeps no
+    requests (long benchmarks).
     """
 
     paths: tuple[str, ...] = ()
@@ -90,16 +97,24 @@ class ScriptedHTTPServer:
         """The answer for a path outside :attr:`paths`."""
         return Answer.json({"error": {"message": f"no route {request.path}"}}, status=404)
 
+    def response_headers(self) -> Mapping[str, str]:
+        """Headers sent on every answer, before the answer's own (called once per answer)."""
+        return {}
+
+    def push(self, build: Build, delay_s: float = 0.0) -> None:
+        """Queue one step."""
+        with self._lock:
+            self._script.append(_Step(build, delay_s))
+
     def clear(self) -> None:
         """Forget the script and the recorded requests (one server shared by many tests)."""
         with self._lock:
             self._script.clear()
             self._requests.clear()
 
-    def push(self, build: Build, delay_s: float = 0.0) -> None:
-        """Queue one step."""
-        with self._lock:
-            self._script.append(_Step(build, delay_s))
+    def reset(self) -> None:
+        """The same as :meth:`clear`."""
+        self.clear()
 
     # --- generic steps -----------------------------------------------------------------------
 
@@ -133,13 +148,14 @@ class ScriptedHTTPServer:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> Any:
+    def start(self) -> Self:
         """Bind an ephemeral loopback port and serve on a daemon thread. Returns ``self``."""
         handler = type("_BoundHandler", (_Handler,), {"fake": self})
         httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd = httpd
+        # The poll interval bounds how long stop() waits for the serving loop to notice.
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
         self._thread.start()
         return self
@@ -161,7 +177,7 @@ class ScriptedHTTPServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
@@ -202,14 +218,15 @@ class ScriptedHTTPServer:
         return step.build(request), step.delay_s
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     block_on_close = False
+    allow_reuse_address = True
     # Many clients connect at once in async benchmarks; the default backlog (5) would turn that
     # burst into SYN retries measured as latency.
     request_queue_size = 1024
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+    def __init__(self, address: tuple[str, int], handler: type[_Handler]) -> None:
         super().__init__(address, handler)
         self.to_reset: set[int] = set()
 
@@ -223,9 +240,14 @@ class _Server(ThreadingHTTPServer):
             super().shutdown_request(request)
 
 
-class _Handler(BaseHTTPRequestHandler):
+_MAX_LINE = 65536
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """Serves the requests of one keep-alive connection until the client or the server closes."""
+
     fake: ScriptedHTTPServer
-    protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' pools expect
+    server: _Server
     disable_nagle_algorithm = True
 
     def setup(self) -> None:
@@ -236,52 +258,81 @@ class _Handler(BaseHTTPRequestHandler):
     def finish(self) -> None:
         try:
             super().finish()
+        except OSError:
+            pass  # the peer is gone; nothing is left to flush
         finally:
             with self.fake._lock:
                 self.fake._connections.discard(self.connection)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: tests read ``requests``, not a log."""
+    def handle(self) -> None:
+        try:
+            while self._serve_one():
+                pass
+        except (OSError, ValueError):
+            pass  # the client hung up, reset, or sent something that is not HTTP
 
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
+    def _serve_one(self) -> bool:
+        """Answer one request; False once the connection should close."""
+        line = self.rfile.readline(_MAX_LINE)
+        while line in (b"\r\n", b"\n"):  # stray line breaks between requests are allowed
+            line = self.rfile.readline(_MAX_LINE)
+        if not line:
+            return False
+        method, target, version = line.decode("latin-1").split()
+        headers: dict[str, str] = {}
+        while True:
+            header = self.rfile.readline(_MAX_LINE)
+            if header in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = header.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
+        connection = headers.get("connection", "").lower()
+        keep_alive = connection != "close" and (version == "HTTP/1.1" or connection == "keep-alive")
+        if method != "POST":
+            error = {"error": {"message": f"method {method} not supported"}}
+            return self._send(Answer.json(error, status=501)) and keep_alive
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        request = RecordedRequest(
-            method="POST",
-            path=self.path,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=body,
-            raw=raw,
-        )
-        if self.path.split("?")[0].rstrip("/") not in self.fake.paths:
-            self._send(self.fake.not_found(request))
-            return
+        request = RecordedRequest("POST", target, headers, body, raw)
+        if target.split("?")[0].rstrip("/") not in self.fake.paths:
+            return self._send(self.fake.not_found(request)) and keep_alive
         answer, delay_s = self.fake._answer(request)
         if delay_s or self.fake.latency_s:
             time.sleep(delay_s + self.fake.latency_s)
         if answer.reset:
             self._reset()
-            return
-        self._send(answer)
+            return False
+        return self._send(answer) and keep_alive
 
-    def _send(self, answer: Answer) -> None:
+    def _send(self, answer: Answer) -> bool:
+        """Write the whole answer at once; False when it asks to close the connection."""
         try:
-            self.send_response(answer.status)
-            self.send_header("content-type", answer.content_type)
-            self.send_header("content-length", str(len(answer.body)))
-            for name, value in answer.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(answer.body)
+            phrase = HTTPStatus(answer.status).phrase
+        except ValueError:
+            phrase = ""  # a status the stdlib does not name (Anthropic's 529)
+        lines = [
+            f"HTTP/1.1 {answer.status} {phrase}",
+            f"content-type: {answer.content_type}",
+            f"content-length: {len(answer.body)}",
+        ]
+        keep_alive = True
+        for headers in (self.fake.response_headers(), answer.headers):
+            for name, value in headers.items():
+                lines.append(f"{name}: {value}")
+                if name.lower() == "connection" and value.lower() == "close":
+                    keep_alive = False
+        lines.append("\r\n")
+        try:
+            self.connection.sendall("\r\n".join(lines).encode("latin-1") + answer.body)
         except OSError:
-            self.close_connection = True  # the client gave up first (a per-attempt timeout)
+            return False  # the client gave up first (a per-attempt timeout)
+        return keep_alive
 
     def _reset(self) -> None:
         # SO_LINGER with a zero timeout makes close() send RST: the client sees a reset, not EOF.
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        self.close_connection = True
-        self.server.to_reset.add(id(self.connection))  # type: ignore[attr-defined]
+        self.server.to_reset.add(id(self.connection))

@@ -89,14 +89,6 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         self.default_text = default_text
         self._ids = itertools.count(1)
 
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def start(self) -> FakeOpenAIServer:
-        """Bind an ephemeral loopback port and serve on a daemon thread."""
-        super().start()
-        return self
-
     @property
     def url(self) -> str:
         """The base URL to give the SDK (``http://127.0.0.1:<port>/v1``)."""
