@@ -27,15 +27,16 @@ def tour_lines() -> list[str]:
 
 
 def test_the_setup_commands_are_the_ones_ci_runs() -> None:
-    """The two set-up commands: install then the offline main job, install then the tests."""
+    """The two set-up commands are Makefile targets: the offline main job and the test suite,
+    and CI runs the same test target after the lint target."""
     setup = README[README.index("## Set up") : README.index("## A five-minute tour")]
     first, second = (block.strip() for block in re.findall(r"```sh\n(.*?)```", setup, re.DOTALL))
-    install = 'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[dev]" && '
-    assert first == install + (
-        "scriptorium run extract/contact -p offline -a document=examples/contact.txt"
-    )
-    assert second == install + 'python -m pytest -q -m "not slow"'
-    assert 'python -m pytest -q -m "not slow"' in (REPO / ".ci" / "run").read_text()
+    assert (first, second) == ("make demo", "make test")
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert "scriptorium run extract/contact -p offline -a document=examples/contact.txt" in makefile
+    assert 'pytest -q -m "not slow"' in makefile
+    assert "ci: lint test" in makefile
+    assert "make ci" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_every_tour_command_runs_offline(
