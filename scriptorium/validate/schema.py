@@ -9,6 +9,8 @@ only for invalid outputs. See ``internal_docs/validation.md``.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -26,6 +28,7 @@ from referencing.jsonschema import UnknownDialect, specification_with
 
 from scriptorium.errors import ValidationError, translate
 from scriptorium.hashing import hash_json
+from scriptorium.validate.fast import Acceptor, fast_acceptor
 from scriptorium.validate.formats import format_checker
 from scriptorium.validate.model import (
     LoadedSchema,
@@ -51,6 +54,12 @@ class _Compiled:
     document: Any
     validator: JsonSchemaValidator
     referenced: bool = False  # compiled with other files: only valid for that bundle hash
+    #: ``jsonschema-rs`` saying "valid" (final) before ``jsonschema`` is asked; see validate/fast.py.
+    accept: Acceptor | None = None
+
+    def is_valid(self, value: Any) -> bool:
+        accept = self.accept
+        return (accept is not None and accept(value)) or self.validator.is_valid(value)
 
 
 class SchemaValidator:
@@ -70,6 +79,10 @@ class SchemaValidator:
         self._files = SchemaFiles(root)
         self._max_output_chars = max_output_chars
         self._compiled: OrderedDict[str, _Compiled] = OrderedDict()
+        # schema file -> (its document object, its hash), for self-contained schemas only.
+        self._file_digests: dict[str, tuple[Any, str]] = {}
+        # id(inline document) -> (the document, a snapshot of it, what loading it gave).
+        self._inline: dict[int, tuple[Any, Any, LoadedSchema]] = {}
         self._lock = threading.Lock()
         self._checker = format_checker()
 
@@ -84,12 +97,30 @@ class SchemaValidator:
         ``hash`` is ``hash_json(document)``; when the schema references other files it is the
         hash of ``{"root": document, "refs": referenced}``, so editing any of them changes it.
         """
-        directory = base_dir(relative_to)
+        if type(ref) is not dict:
+            return self._load_schema(ref, relative_to)
+        # An inline document (a prompt's ``inputs`` schema, loaded on every run) is the same
+        # object run after run: skip re-checking and re-hashing it while it still equals the
+        # snapshot taken when it was compiled (an edited dict is loaded afresh).
+        known = self._inline.get(id(ref))
+        if known is not None and known[0] is ref and known[1] == ref:
+            return known[2]
+        loaded = self._load_schema(ref, relative_to)
+        if not loaded.referenced:
+            with self._lock:
+                if len(self._inline) >= _CACHE_SIZE:
+                    self._inline.clear()
+                self._inline[id(ref)] = (ref, copy.deepcopy(ref), loaded)
+        return loaded
+
+    def _load_schema(
+        self, ref: str | dict[str, Any] | bool, relative_to: str | None
+    ) -> LoadedSchema:
+        directory = _base_dir(relative_to)
         if isinstance(ref, str):
-            source: str | None = self._files.relative(ref, directory)
-            assert source is not None
+            source: str | None
+            source, uri = _file_source(ref, directory)
             document = self._files.load(source)
-            uri = uri_of(source)
         elif isinstance(ref, (dict, bool)):
             source = None
             document = ref
@@ -102,12 +133,19 @@ class SchemaValidator:
                 f"schema {source or '(inline)'} is a {type(document).__name__}, not an object",
                 path=source,
             )
+        if source is not None:
+            known = self._file_digests.get(source)
+            if known is not None and known[0] is document:
+                # The file is unchanged (same document object from the stat-keyed cache) and was
+                # compiled self-contained: skip re-hashing it.
+                return LoadedSchema(document=document, hash=known[1], source=source)
         with translate(ValidationError, f"loading schema {source or '(inline)'}", path=source):
             digest = hash_json(document)
             with self._lock:
                 cached = self._compiled.get(digest)
             if cached is not None and not cached.referenced:
                 # Self-contained: where the document lives cannot change what it means.
+                self._remember_file(source, document, digest)
                 return LoadedSchema(document=document, hash=digest, source=source)
             validator, referenced = self._compile(document, uri, source)
         if referenced:
@@ -115,7 +153,10 @@ class SchemaValidator:
         with self._lock:
             cached = self._compiled.get(digest)
         if cached is None or cached.document != document:
-            self._remember(digest, _Compiled(document, validator, bool(referenced)))
+            accept = fast_acceptor(document, referenced=bool(referenced))
+            self._remember(digest, _Compiled(document, validator, bool(referenced), accept))
+        if not referenced:
+            self._remember_file(source, document, digest)
         return LoadedSchema(document=document, hash=digest, source=source, referenced=referenced)
 
     def _compile(
@@ -145,6 +186,14 @@ class SchemaValidator:
         root = {"$ref": uri} if found.referenced else document
         validator = cls(root, registry=found.registry, format_checker=self._checker)
         return validator, found.referenced
+
+    def _remember_file(self, source: str | None, document: Any, digest: str) -> None:
+        if source is None:
+            return
+        with self._lock:
+            if len(self._file_digests) >= _CACHE_SIZE:
+                self._file_digests.clear()
+            self._file_digests[source] = (document, digest)
 
     def _remember(self, digest: str, compiled: _Compiled) -> None:
         with self._lock:
@@ -189,7 +238,7 @@ class SchemaValidator:
         compiled = self._compiled_for(contract) if fmt == "json_schema" else None
         check: Callable[[Any], bool] | None = None
         if compiled is not None:
-            check = compiled.validator.is_valid
+            check = compiled.is_valid
         with self._broken_validator():
             outcome = self._parse(text, contract, check)
         if not outcome.ok:
@@ -197,7 +246,7 @@ class SchemaValidator:
         if compiled is None:
             return self._result(outcome, contract, valid=True)
         with self._broken_validator():
-            if compiled.validator.is_valid(outcome.value):
+            if compiled.is_valid(outcome.value):
                 return self._result(outcome, contract, valid=True)
             issues = _issues(compiled.validator, outcome.value)
         return self._result(outcome, contract, valid=False, issues=issues)
@@ -238,6 +287,19 @@ class SchemaValidator:
             raise ValidationError(f"schema reference cannot be resolved: {err}") from err
         except RecursionError as err:
             raise ValidationError("schema or value nested too deeply to validate") from err
+
+
+@functools.lru_cache(maxsize=1024)
+def _base_dir(relative_to: str | None) -> str:
+    # Pure string work, repeated for the same prompt on every run (errors are not cached).
+    return base_dir(relative_to)
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_source(ref: str, directory: str) -> tuple[str, str]:
+    """The root-relative path ``ref`` names from ``directory`` (checked lexically), and its URI."""
+    source = SchemaFiles.relative(ref, directory)
+    return source, uri_of(source)
 
 
 def _issues(validator: JsonSchemaValidator, value: Any) -> tuple[ValidationIssue, ...]:

@@ -57,14 +57,22 @@ class SchemaFiles:
         self._root_arg = root
         self._root: Path | None = None
         self._cache: dict[str, tuple[int, int, Any]] = {}
+        # relative path -> (identity of the file it resolved to, its document): the per-run check.
+        self._seen: dict[str, tuple[tuple[int, int, int, int], Any]] = {}
         self._lock = threading.Lock()
 
-    def relative(self, ref: str, directory: str) -> str:
+    @staticmethod
+    def relative(ref: str, directory: str) -> str:
         """``ref`` joined to the root-relative ``directory`` and normalized; lexical checks only."""
         return _normalize(ref, directory)
 
     def load(self, relative: str) -> Any:
         """The document in the root-relative file ``relative``; any failure is ValidationError."""
+        seen = self._seen.get(relative)
+        if seen is not None and seen[0] == _identity(self._root, relative):
+            # The same file (device, inode, mtime, size) that was resolved, confined and parsed
+            # last time: resolving the path again (a realpath per run) would change nothing.
+            return seen[1]
         root = self._resolved_root(relative)
         with translate(ValidationError, f"reading schema {relative!r}", path=relative):
             real = (root / relative).resolve(strict=True)
@@ -87,8 +95,10 @@ class SchemaFiles:
                 )
             text = real.read_bytes().decode("utf-8-sig")
         document = _parse(text, real.suffix.lower(), relative)
+        identity = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
         with self._lock:
             self._cache[key] = (stat.st_mtime_ns, stat.st_size, document)
+            self._seen[relative] = (identity, document)
         return document
 
     def _resolved_root(self, relative: str) -> Path:
@@ -101,6 +111,17 @@ class SchemaFiles:
             with translate(ValidationError, "resolving the prompts root", path=relative):
                 self._root = Path(self._root_arg).resolve(strict=True)
         return self._root
+
+
+def _identity(root: Path | None, relative: str) -> tuple[int, int, int, int] | None:
+    """Device, inode, mtime and size of the file ``relative`` names now (following links)."""
+    if root is None:
+        return None
+    try:
+        stat = os.stat(os.path.join(root, relative))
+    except (OSError, ValueError):
+        return None
+    return (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
 def _refuse_constant(name: str) -> Any:
