@@ -22,8 +22,9 @@ Messages never carry a key value. Errors pickle with their attributes, but not w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from types import TracebackType
 from typing import Any, ClassVar
 
 __all__ = [
@@ -266,23 +267,49 @@ def describe(err: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-@contextmanager
+class _Translating:
+    """The context manager :func:`translate` returns (a class, not a generator: it wraps every
+    collaborator call of every run, and a generator-based one costs several times more)."""
+
+    __slots__ = ("_attrs", "_error", "_secrets", "_what")
+
+    def __init__(
+        self,
+        error: type[ScriptoriumError],
+        what: str,
+        secrets: Iterable[str | None],
+        attrs: dict[str, Any],
+    ) -> None:
+        self._error = error
+        self._what = what
+        self._secrets = secrets
+        self._attrs = attrs
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        err: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if err is None or isinstance(err, ScriptoriumError) or not isinstance(err, Exception):
+            return
+        message = redact(f"{self._what}: {describe(err)}", self._secrets)
+        raise self._error(message, **self._attrs) from err
+
+
 def translate(
     error: type[ScriptoriumError],
     what: str,
     *,
     secrets: Iterable[str | None] = (),
     **attrs: Any,
-) -> Iterator[None]:
+) -> AbstractContextManager[None]:
     """Translate any foreign exception raised in the block into ``error``, cause kept.
 
     scriptorium's own errors pass through unchanged. ``secrets`` are scrubbed from the message.
     ``KeyboardInterrupt``/``SystemExit`` and other non-``Exception`` signals are never translated.
     """
-    try:
-        yield
-    except ScriptoriumError:
-        raise
-    except Exception as err:
-        message = redact(f"{what}: {describe(err)}", secrets)
-        raise error(message, **attrs) from err
+    return _Translating(error, what, secrets, attrs)

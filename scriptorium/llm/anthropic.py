@@ -28,7 +28,7 @@ from scriptorium.llm.anthropic_schema import (
     Strategy,
     choose_strategy,
     prompt_instructions,
-    reduce_schema,
+    reduce_schema_cached,
     tool_name,
 )
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
@@ -313,7 +313,7 @@ class _Call:
                 instructions = prompt_instructions(spec)
                 system = f"{system}\n\n{instructions}" if system else instructions
             elif self.strategy == "native":
-                reduced, self.dropped = reduce_schema(schema)
+                reduced, self.dropped = reduce_schema_cached(schema)
                 params["output_config"] = {"format": {"type": "json_schema", "schema": reduced}}
             else:
                 self.tool = tool_name(spec.name)

@@ -8,8 +8,10 @@ API enforces, never what scriptorium accepts.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+import threading
 from typing import Any, Literal
 
 from scriptorium.llm.model import StructuredOutput
@@ -19,6 +21,7 @@ __all__ = [
     "choose_strategy",
     "prompt_instructions",
     "reduce_schema",
+    "reduce_schema_cached",
     "supports_native",
     "tool_name",
 ]
@@ -54,7 +57,7 @@ def choose_strategy(spec: StructuredOutput, model: str) -> Strategy:
         return "prompt"
     if spec.strategy != "auto":
         return spec.strategy
-    narrowed = any(d.startswith("narrowed:") for d in reduce_schema(spec.schema_)[1])
+    narrowed = any(d.startswith("narrowed:") for d in reduce_schema_cached(spec.schema_)[1])
     if supports_native(model) and not narrowed:
         return "native"
     return "tool"
@@ -64,6 +67,27 @@ def tool_name(name: str) -> str:
     """``name`` made acceptable as a tool name (letters, digits, ``_``, ``-``; at most 64)."""
     cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
     return cleaned or "output"
+
+
+_REDUCED_LIMIT = 32
+# (a snapshot of a schema, what reducing it gave), most recently used last.
+_reduced: list[tuple[dict[str, Any], tuple[dict[str, Any], list[str]]]] = []
+_reduced_lock = threading.Lock()
+
+
+def reduce_schema_cached(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """:func:`reduce_schema`, remembered for the last few schemas by equality (each request
+    carries its own copy of the same schema; reducing it again on every call showed in the
+    profile, comparing it is a fraction of that). The reduced schema is shared: read-only."""
+    for snapshot, result in reversed(_reduced):
+        if snapshot == schema:
+            return result[0], list(result[1])
+    result = reduce_schema(schema)
+    with _reduced_lock:
+        if len(_reduced) >= _REDUCED_LIMIT:
+            del _reduced[0]
+        _reduced.append((copy.deepcopy(schema), result))
+    return result[0], list(result[1])
 
 
 def reduce_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

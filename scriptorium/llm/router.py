@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from scriptorium import hashing
 from scriptorium.errors import LLMGenerateError, translate
-from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 
 if TYPE_CHECKING:
@@ -148,6 +148,13 @@ class Router:
         self, provider: str, options: Mapping[str, Any] | None = None, source: str | None = None
     ) -> Client:
         """The (cached) client serving ``provider`` for a profile with ``options`` and ``source``."""
+        # Hot path (every request): a provider built once per router needs no options hash and,
+        # once built, no lock (dict reads are atomic).
+        shared = self._clients.get((provider, "", None))
+        if shared is not None:
+            entry = self._factories.get(provider)
+            if entry is not None and not entry[1]:
+                return shared
         with self._lock:
             entry = self._factories.get(provider)
             if entry is None:
@@ -159,7 +166,7 @@ class Router:
             factory, per_profile = entry
             options = dict(options or {}) if per_profile else {}
             source = source if per_profile else None
-            key = (provider, _options_key(options), source)
+            key = (provider, _options_key(options) if per_profile else "", source)
             client = self._clients.get(key)
             if client is None:
                 config = ProviderConfig(
@@ -189,8 +196,11 @@ class Router:
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`; a sync-only adapter runs in a worker thread."""
         client = self._route(request)
-        if isinstance(client, AsyncClient):
-            return await client.agenerate(request)
+        # getattr, not isinstance against the runtime-checkable Protocol (slow, on every call).
+        agenerate = getattr(client, "agenerate", None)
+        if callable(agenerate):
+            result: LLMResponse = await agenerate(request)
+            return result
         return await asyncio.to_thread(client.generate, request)
 
     def verify(

@@ -25,21 +25,24 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
-from scriptorium.profile.model import Profile
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
+from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
 from scriptorium.prompt.renderer import Renderer
 from scriptorium.promptdef.model import PromptDefinition
 from scriptorium.promptdef.repository import Repository as PromptRepository
 from scriptorium.usecase import prepare as steps
+from scriptorium.usecase.hashes import prompt_and_request_hashes
 from scriptorium.usecase.model import (
     ArtifactRecord,
     AttemptRecord,
     MessageRecord,
     OutputRecord,
+    Overrides,
     PreparedRun,
     RunRequest,
     RunResult,
+    SettingSource,
 )
 from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
 from scriptorium.validate.model import (
@@ -138,6 +141,7 @@ class Runner:
         self._artifacts = artifacts
         self._renderer = renderer
         self._client = client
+        self._kinds: tuple[object, Client | None, AsyncClient | None] = (None, None, None)
         self._validator = validator
         self._repairer = repairer
         self._env = env
@@ -145,6 +149,11 @@ class Runner:
         self._new_id = new_id or _new_id
         self._default_profile = default_profile
         self._hashes = _IdentityCache()
+        self._lock = threading.Lock()
+        self._effective_cache: dict[
+            tuple[int, Overrides],
+            tuple[Profile, ExecutionSettings, dict[str, SettingSource], Target],
+        ] = {}
 
     # -- public API -------------------------------------------------------------------------
 
@@ -196,8 +205,7 @@ class Runner:
             profile=profile_name,
         ):
             profile = self._profiles.get(profile_name)
-        settings, sources = steps.merge_settings(profile, request)
-        target = steps.target_for(profile, request)
+        settings, sources, target = self._effective(profile, request)
         key = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
@@ -230,6 +238,9 @@ class Runner:
             options=profile.options,
             profile_source=profile.source,
         )
+        prompt_hash, request_hash = prompt_and_request_hashes(
+            rendered, llm_request, contract.schema_hash
+        )
         prepared = PreparedRun(
             prompt_id=prompt_id,
             prompt_version=definition.version,
@@ -247,10 +258,33 @@ class Runner:
                 MessageRecord(role=m.role, content=m.content) for m in rendered.messages
             ),
             session_id=rendered.session_id,
-            rendered_prompt_hash=hash_json(rendered.hash_form()),
-            request_hash=hash_json(llm_request.hash_form()),
+            rendered_prompt_hash=prompt_hash,
+            request_hash=request_hash,
         )
         return _Plan(prepared=prepared, request=llm_request)
+
+    def _effective(
+        self, profile: Profile, request: RunRequest
+    ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
+        """Merged settings, their sources and the target: a function of the profile object and
+        the overrides alone, so remembered for the pair (repositories return the same frozen
+        profile while its file is unchanged)."""
+        overrides = request.overrides
+        try:
+            key: tuple[int, Overrides] | None = (id(profile), overrides)
+            hit = self._effective_cache.get(key)  # type: ignore[arg-type]
+        except TypeError:  # an unhashable override value: compute, do not remember
+            key, hit = None, None
+        if hit is not None and hit[0] is profile:
+            return hit[1], hit[2], hit[3]
+        settings, sources = steps.merge_settings(profile, request)
+        target = steps.target_for(profile, request)
+        if key is not None:
+            with self._lock:
+                if len(self._effective_cache) >= _CACHE_LIMIT:
+                    self._effective_cache.clear()
+                self._effective_cache[key] = (profile, settings, sources, target)
+        return settings, sources, target
 
     def _definition_hash(self, definition: PromptDefinition, loaded: LoadedSchema | None) -> str:
         extra = None if loaded is None else loaded.hash
@@ -333,9 +367,10 @@ class Runner:
     def _call(self, call: _Call, plan: _Plan) -> LLMResponse | RepairResult | LLMGenerateError:
         if isinstance(call, _Generate):
             with self._llm_boundary(plan, "calling the model"):
-                if not isinstance(self._client, Client):
+                sync_client = self._client_kinds()[0]
+                if sync_client is None:
                     raise LLMGenerateError("the client has no generate()", reason="config")
-                return _checked(self._client.generate(call.request))
+                return _checked(sync_client.generate(call.request))
         try:
             with self._llm_boundary(plan, "repairing the output"):
                 assert self._repairer is not None
@@ -348,11 +383,12 @@ class Runner:
     ) -> LLMResponse | RepairResult | LLMGenerateError:
         if isinstance(call, _Generate):
             with self._llm_boundary(plan, "calling the model"):
-                client = self._client
-                if isinstance(client, AsyncClient):
-                    return _checked(await client.agenerate(call.request))
-                if isinstance(client, Client):
-                    return _checked(await asyncio.to_thread(client.generate, call.request))
+                sync_client, async_client = self._client_kinds()
+                if async_client is not None:
+                    return _checked(await async_client.agenerate(call.request))
+                if sync_client is not None:
+                    generate = sync_client.generate
+                    return _checked(await asyncio.to_thread(generate, call.request))
                 raise LLMGenerateError("the client has no generate()", reason="config")
         try:
             with self._llm_boundary(plan, "repairing the output"):
@@ -364,6 +400,17 @@ class Runner:
                 return _checked_repair(await asyncio.to_thread(repairer.repair, call.context))
         except LLMGenerateError as err:
             return err
+
+    def _client_kinds(self) -> tuple[Client | None, AsyncClient | None]:
+        """The client as a sync and as an async client (None where it is not one), decided once
+        per client object: isinstance against a runtime-checkable Protocol is slow per call."""
+        client = self._client
+        kinds = self._kinds
+        if kinds[0] is not client:
+            sync = client if isinstance(client, Client) else None
+            aio = client if isinstance(client, AsyncClient) else None
+            kinds = self._kinds = (client, sync, aio)
+        return kinds[1], kinds[2]
 
     def _llm_boundary(self, plan: _Plan, what: str) -> _LLMBoundary:
         return _LLMBoundary(plan, what)

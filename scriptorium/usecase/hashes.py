@@ -1,0 +1,83 @@
+"""``rendered_prompt_hash`` and ``request_hash`` (DESIGN section 6) from one serialisation.
+
+Both hash forms hold the rendered messages, and the request's also holds the structured-output
+spec with its whole schema: serialising each from scratch on every run showed in the profile. The
+canonical JSON of a dict with sorted keys is its members' canonical JSON joined in key order, so
+the forms are assembled from parts — the messages serialised once, the spec's bytes remembered per
+schema. The first assembly in a process is checked against the plain ``hash_json`` of the hash
+forms; should they ever differ (a field added to a hash form), the plain way is used from then on.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+from scriptorium.hashing import canonical_json, hash_bytes, hash_json
+from scriptorium.llm.model import LLMRequest
+from scriptorium.prompt.model import RenderedPrompt
+
+__all__ = ["prompt_and_request_hashes"]
+
+_SPEC_LIMIT = 256
+# (schema hash, name, strategy, format) -> (a snapshot of the schema, the spec's canonical JSON).
+# The snapshot guards against a custom Validator handing out one hash for different schemas.
+_specs: dict[tuple[Any, ...], tuple[Any, bytes]] = {}
+_lock = threading.Lock()
+_state = {"checked": False, "assemble": True}
+
+
+def _spec_bytes(request: LLMRequest, schema_hash: str | None) -> bytes:
+    spec = request.structured_output
+    if spec is None:
+        return b"null"
+    if schema_hash is None and spec.schema_ is not None:
+        return canonical_json(spec.model_dump(mode="json", by_alias=True))
+    key = (schema_hash, spec.name, spec.strategy, spec.format)
+    found = _specs.get(key)
+    if found is not None and found[0] == spec.schema_:
+        return found[1]
+    data = canonical_json(spec.model_dump(mode="json", by_alias=True))
+    with _lock:
+        if len(_specs) >= _SPEC_LIMIT:
+            _specs.clear()
+        _specs[key] = (copy.deepcopy(spec.schema_), data)
+    return data
+
+
+def prompt_and_request_hashes(
+    rendered: RenderedPrompt, request: LLMRequest, schema_hash: str | None
+) -> tuple[str, str]:
+    """``(rendered_prompt_hash, request_hash)``; ``schema_hash`` identifies the request's schema
+    (the output contract's), so its serialised spec can be reused."""
+    if not _state["assemble"]:
+        return hash_json(rendered.hash_form()), hash_json(request.hash_form())
+    messages = canonical_json([{"role": m.role, "content": m.content} for m in request.messages])
+    system = canonical_json(request.system)
+    prompt = b'{"messages":' + messages + b',"system":' + system + b"}"
+    settings = canonical_json(request.settings.model_dump(mode="json"))
+    target = canonical_json(request.target.hash_form())
+    whole = b"".join(
+        (
+            b'{"messages":',
+            messages,
+            b',"settings":',
+            settings,
+            b',"structured_output":',
+            _spec_bytes(request, schema_hash),
+            b',"system":',
+            system,
+            b',"target":',
+            target,
+            b"}",
+        )
+    )
+    hashes = hash_bytes(prompt), hash_bytes(whole)
+    if not _state["checked"]:
+        plain = hash_json(rendered.hash_form()), hash_json(request.hash_form())
+        with _lock:
+            _state["checked"] = True
+            _state["assemble"] = plain == hashes
+        return plain
+    return hashes
