@@ -30,6 +30,7 @@ _OPEN_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
 )
 _CHUNK = 1 << 20
+_RESOLVED_LIMIT = 4096
 
 #: What identifies one version of a file for caching: device, inode, size, mtime, ctime.
 FileSignature = tuple[int, int, int, int, int]
@@ -62,6 +63,8 @@ class ConfinedDir:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.path = Path(root)
         self._real: str | None = None
+        # relative path -> (its real path, device, inode) as last resolved and confined.
+        self._resolved: dict[str, tuple[str, int, int]] = {}
 
     def real_root(self) -> str:
         """The directory with symlinks resolved (computed once, on first use)."""
@@ -89,7 +92,33 @@ class ConfinedDir:
 
     def read(self, relative: str, *, max_bytes: int | None) -> FileRead:
         """Resolve, confine and read ``relative``; more than ``max_bytes`` bytes is refused before
-        reading (by size) and while reading (in case the file grows)."""
+        reading (by size) and while reading (in case the file grows).
+
+        A path read before is not resolved again (a realpath costs an ``lstat`` per component, on
+        every run for every artifact): when the name still leads to the very file (device and
+        inode) that was resolved and confined then, and its real path opens that same file, it is
+        read directly; anything else — a retargeted link, a swapped file or directory — takes the
+        full way again.
+        """
+        known = self._resolved.get(relative)
+        if known is not None:
+            try:
+                # The name must still lead to that file (a link may have been retargeted) ...
+                now = os.stat(os.path.join(self.path, relative))
+                same = (now.st_dev, now.st_ino) == known[1:]
+                # ... and what is opened must be it too (a directory may have been swapped).
+                fd = os.open(known[0], _OPEN_FLAGS) if same else -1
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    st = os.fstat(fd)
+                except OSError:
+                    st = None
+                if st is not None and (st.st_dev, st.st_ino) == known[1:]:
+                    return self._read_fd(fd, st, relative, max_bytes)
+                os.close(fd)
+            self._resolved.pop(relative, None)
         real = self.resolve(relative)
         try:
             fd = os.open(real, _OPEN_FLAGS)
@@ -99,6 +128,19 @@ class ConfinedDir:
             raise FileProblem("unreadable", f"{relative} cannot be opened ({_why(err)})") from err
         try:
             st = os.fstat(fd)
+        except OSError as err:
+            os.close(fd)
+            raise FileProblem("unreadable", f"{relative} cannot be read ({_why(err)})") from err
+        read = self._read_fd(fd, st, relative, max_bytes)
+        if len(self._resolved) >= _RESOLVED_LIMIT:
+            self._resolved.clear()
+        self._resolved[relative] = (real, st.st_dev, st.st_ino)
+        return read
+
+    @staticmethod
+    def _read_fd(fd: int, st: os.stat_result, relative: str, max_bytes: int | None) -> FileRead:
+        """Check and read an open descriptor, closing it."""
+        try:
             if not stat.S_ISREG(st.st_mode):
                 raise FileProblem("not_file", f"{relative} is not a regular file")
             if max_bytes is not None and st.st_size > max_bytes:
