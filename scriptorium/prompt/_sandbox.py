@@ -459,4 +459,7 @@ def compile_template(env: Sandbox, source: str) -> Template:
         guard = nodes.EnvironmentAttribute("guarded_iter", lineno=loop.lineno)
         loop.iter = nodes.Call(guard, [loop.iter], [], None, None, lineno=loop.lineno)
     code = env.compile(tree)
-    return env.template_class.from_code(env, code, env.make_globals(None), None)
+    # A plain dict, not make_globals' ChainMap over the environment's globals: every render copies
+    # the template's globals, and copying a ChainMap walks it in Python. The sandbox's globals are
+    # fixed once built, so nothing is lost by taking them now.
+    return env.template_class.from_code(env, code, dict(env.make_globals(None)), None)

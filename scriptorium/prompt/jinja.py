@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from types import TracebackType
 from typing import Any, NamedTuple
 
 from jinja2 import Template, TemplateSyntaxError, UndefinedError, nodes
@@ -118,14 +118,28 @@ def _render_error(err: Exception, prompt_id: str | None, place: _Place) -> Promp
     )
 
 
-@contextmanager
-def _translating(prompt_id: str | None, place: _Place) -> Iterator[None]:
-    try:
-        yield
-    except PromptRenderError:
-        raise
-    except Exception as err:
-        raise _render_error(err, prompt_id, place) from err
+class _translating:
+    """Any failure inside becomes ``PromptRenderError`` for ``place``. A class, not a generator:
+    it wraps every section of every render."""
+
+    __slots__ = ("_place", "_prompt_id")
+
+    def __init__(self, prompt_id: str | None, place: _Place) -> None:
+        self._prompt_id = prompt_id
+        self._place = place
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        err: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if err is None or isinstance(err, PromptRenderError) or not isinstance(err, Exception):
+            return
+        raise _render_error(err, self._prompt_id, self._place) from err
 
 
 # --- the renderer ---------------------------------------------------------------------------------

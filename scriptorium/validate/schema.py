@@ -14,9 +14,9 @@ import functools
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 import jsonschema
@@ -276,17 +276,35 @@ class SchemaValidator:
         )
 
     @staticmethod
-    @contextmanager
-    def _broken_validator() -> Iterator[None]:
+    def _broken_validator() -> _BrokenValidator:
         """A reference that cannot be resolved mid-validation is the validator breaking."""
-        try:
-            yield
-        except ValidationError:
-            raise
-        except Unresolvable as err:
+        return _BROKEN
+
+
+class _BrokenValidator:
+    """Stateless, so one instance serves every validation (a generator-based context manager
+    cost a generator and a wrapper object twice per output)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        err: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if err is None or isinstance(err, ValidationError):
+            return
+        if isinstance(err, Unresolvable):
             raise ValidationError(f"schema reference cannot be resolved: {err}") from err
-        except RecursionError as err:
+        if isinstance(err, RecursionError):
             raise ValidationError("schema or value nested too deeply to validate") from err
+
+
+_BROKEN = _BrokenValidator()
 
 
 @functools.lru_cache(maxsize=1024)
