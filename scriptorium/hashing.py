@@ -11,14 +11,19 @@ __all__ = ["PREFIX", "canonical_json", "hash_bytes", "hash_json", "hash_text"]
 PREFIX = "sha256:"
 
 
+# One encoder for every call: ``json.dumps`` with non-default options builds a new one each time.
+# JSONEncoder keeps no state between ``encode`` calls, so sharing it across threads is safe.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical_json(obj: Any) -> bytes:
     """The one byte form hashed everywhere: sorted keys, no spaces, UTF-8, non-ASCII kept as is.
 
     Non-finite floats are refused (``ValueError``): they have no JSON form, so no stable hash.
     """
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return _ENCODER.encode(obj).encode("utf-8")
 
 
 def hash_bytes(data: bytes) -> str:

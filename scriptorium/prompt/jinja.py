@@ -155,8 +155,12 @@ class CacheInfo(NamedTuple):
 
 
 class _Compiled(NamedTuple):
+    places: tuple[_Place, ...]
     sources: tuple[str | None, ...]
     templates: tuple[Template | None, ...]
+    #: The definition object last served from this entry: the same frozen object again (the
+    #: repositories hand it out while its file is unchanged) skips comparing the sources.
+    definition: PromptDefinition
 
 
 class JinjaRenderer:
@@ -215,9 +219,7 @@ class JinjaRenderer:
                 None
                 if template is None
                 else self._run(template, context, budget, definition.id, place)
-                for (place, _), template in zip(
-                    _places(definition), compiled.templates, strict=True
-                )
+                for place, template in zip(compiled.places, compiled.templates, strict=True)
             ]
         finally:
             CURRENT_BUDGET.reset(token)
@@ -272,6 +274,12 @@ class JinjaRenderer:
         return "".join(chunks).strip()
 
     def _compiled(self, definition: PromptDefinition, cache_key: str | None) -> _Compiled:
+        if cache_key is not None:
+            entry = self._cache.get(cache_key)
+            if entry is not None and entry.definition is definition:
+                with self._lock:
+                    self._hits += 1
+                return entry
         places = _places(definition)
         sources = tuple(source for _, source in places)
         key = cache_key if cache_key is not None else hash_json(list(sources))
@@ -281,13 +289,18 @@ class JinjaRenderer:
             if entry is not None and entry.sources == sources:
                 self._cache.move_to_end(key)
                 self._hits += 1
+                if entry.definition is not definition:
+                    entry = entry._replace(definition=definition)
+                    self._cache[key] = entry
                 return entry
             self._misses += 1
         templates: list[Template | None] = []
         for place, source in places:
             with _translating(definition.id, place):
                 templates.append(None if source is None else compile_template(self._env, source))
-        entry = _Compiled(sources, tuple(templates))
+        entry = _Compiled(
+            tuple(place for place, _ in places), sources, tuple(templates), definition
+        )
         if self._cache_size:
             with self._lock:
                 self._cache[key] = entry
