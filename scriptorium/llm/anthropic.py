@@ -12,18 +12,16 @@ the request id comes straight from the headers.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.anthropic_schema import (
     Strategy,
     choose_strategy,
@@ -138,56 +136,18 @@ class AnthropicClient:
         self, *, hooks: RetryHooks | None = None, sdk_factory: SDKFactory | None = None
     ) -> None:
         self._hooks = hooks or RetryHooks()
-        self._factory: SDKFactory = sdk_factory or _default_factory
-        self._lock = threading.Lock()
-        self._sync_clients: dict[tuple[str, str], Any] = {}
-        self._async_clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[tuple[str, str], Any]
-        ] = weakref.WeakKeyDictionary()
+        self._clients = ClientCache(sdk_factory or _default_factory)
 
     # --- SDK clients ---------------------------------------------------------------------------
 
-    def _sync_client(self, base_url: str, key: str) -> Any:
-        slot = (base_url, _key_hash(key))
-        client = self._sync_clients.get(slot)
-        if client is None:
-            with self._lock:
-                client = self._sync_clients.get(slot)
-                if client is None:
-                    client = self._sync_clients[slot] = self._factory(False, key, base_url)
-        return client
-
-    def _async_client(self, base_url: str, key: str) -> Any:
-        loop = asyncio.get_running_loop()
-        slot = (base_url, _key_hash(key))
-        clients = self._async_clients.get(loop)
-        client = None if clients is None else clients.get(slot)
-        if client is None:
-            with self._lock:
-                # Clients of closed loops are dead weight (their pools cannot be used again).
-                for old in [lp for lp in self._async_clients if lp.is_closed()]:
-                    del self._async_clients[old]
-                clients = self._async_clients.setdefault(loop, {})
-                client = clients.get(slot)
-                if client is None:
-                    client = clients[slot] = self._factory(True, key, base_url)
-        return client
-
     def close(self) -> None:
         """Close the sync SDK clients' connection pools (they are rebuilt if used again)."""
-        with self._lock:
-            clients = list(self._sync_clients.values())
-            self._sync_clients.clear()
-        for client in clients:
-            client.close()
+        self._clients.close()
 
     async def aclose(self) -> None:
-        """Close the async SDK clients of the running event loop."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            clients = self._async_clients.pop(loop, {})
-        for client in clients.values():
-            await client.close()
+        """Close the async SDK clients of the running event loop (``asyncio.run`` also closes
+        them when its loop shuts down)."""
+        await self._clients.aclose()
 
     def __enter__(self) -> AnthropicClient:
         return self
@@ -206,7 +166,7 @@ class AnthropicClient:
     def generate(self, request: LLMRequest) -> LLMResponse:
         """Send ``request`` through the retry loop; raises ``LLMGenerateError``."""
         call = _Call(request)
-        client = self._sync_client(call.base_url, call.key)
+        client = self._clients.sync(call.base_url, call.key)
 
         def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
             raw = client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
@@ -221,7 +181,7 @@ class AnthropicClient:
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`."""
         call = _Call(request)
-        client = self._async_client(call.base_url, call.key)
+        client = await self._clients.async_(call.base_url, call.key)
 
         async def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
             raw = await client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
@@ -254,10 +214,6 @@ def _usage_ok(usage: Any) -> bool:
         if value is not None and (type(value) is not int or value < 0):
             return False
     return True
-
-
-def _key_hash(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 class _Call:

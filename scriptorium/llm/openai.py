@@ -19,13 +19,9 @@ Request mapping, structured-output strategies and usage semantics: ``internal_do
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import re
-import threading
 import time
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +29,7 @@ from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm import pricing
+from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
 from scriptorium.llm.openai_schema import strict_schema
 from scriptorium.llm.retry import (
@@ -308,44 +305,22 @@ def _scrub(client: Any) -> Any:
     return client
 
 
+def _make_sdk_client(is_async: bool, key: str, base_url: str) -> Any:
+    sdk = _sdk()
+    cls = sdk.AsyncOpenAI if is_async else sdk.OpenAI
+    return _scrub(cls(api_key=key, base_url=base_url, max_retries=0))
+
+
 class OpenAIClient:
     """``Client`` and ``AsyncClient`` for the ``openai`` provider (see the module doc)."""
 
     def __init__(self, *, hooks: RetryHooks | None = None) -> None:
         self._hooks = hooks or RetryHooks()
-        self._lock = threading.Lock()
-        self._sync: dict[tuple[str, str], Any] = {}
-        self._async: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[tuple[str, str], Any]
-        ] = weakref.WeakKeyDictionary()
+        self._clients = ClientCache(_make_sdk_client)
 
     @staticmethod
-    def _slot(request: LLMRequest, key: str) -> tuple[str, str]:
-        endpoint = request.target.endpoint or DEFAULT_BASE_URL
-        return endpoint, hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-    def _sync_client(self, request: LLMRequest, key: str) -> Any:
-        slot = self._slot(request, key)
-        with self._lock:
-            client = self._sync.get(slot)
-            if client is None:
-                client = _scrub(_sdk().OpenAI(api_key=key, base_url=slot[0], max_retries=0))
-                self._sync[slot] = client
-            return client
-
-    def _async_client(self, request: LLMRequest, key: str) -> Any:
-        slot = self._slot(request, key)
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            # Clients of closed loops can never be used again; drop them (and their pools).
-            for old in [lp for lp in self._async if lp.is_closed()]:
-                del self._async[old]
-            clients = self._async.setdefault(loop, {})
-            client = clients.get(slot)
-            if client is None:
-                client = _scrub(_sdk().AsyncOpenAI(api_key=key, base_url=slot[0], max_retries=0))
-                clients[slot] = client
-            return client
+    def _endpoint(request: LLMRequest) -> str:
+        return request.target.endpoint or DEFAULT_BASE_URL
 
     @staticmethod
     def _policy(settings: ExecutionSettings) -> RetryPolicy:
@@ -381,7 +356,7 @@ class OpenAIClient:
     def generate(self, request: LLMRequest) -> LLMResponse:
         """One chat completion, through the retry loop."""
         key = _key_value(request)
-        client = self._sync_client(request, key)
+        client = self._clients.sync(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
         params, strategy = build_params(request)
 
@@ -403,7 +378,7 @@ class OpenAIClient:
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`."""
         key = _key_value(request)
-        client = self._async_client(request, key)
+        client = await self._clients.async_(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
         params, strategy = build_params(request)
 
@@ -436,15 +411,9 @@ class OpenAIClient:
 
     def close(self) -> None:
         """Close the sync SDK clients (their connection pools)."""
-        with self._lock:
-            clients, self._sync = list(self._sync.values()), {}
-        for client in clients:
-            client.close()
+        self._clients.close()
 
     async def aclose(self) -> None:
-        """Close the async SDK clients of the running event loop."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            clients = list(self._async.pop(loop, {}).values())
-        for client in clients:
-            await client.close()
+        """Close the async SDK clients of the running event loop (``asyncio.run`` also closes
+        them when its loop shuts down)."""
+        await self._clients.aclose()

@@ -448,7 +448,7 @@ def test_one_sdk_client_serves_repeated_requests(
     client.generate(make_request(server))
     ports = {r.headers.get("host") for r in server.requests}
     assert len(ports) == 1
-    assert len(client._sync) == 1
+    assert len(client._clients._sync) == 1
 
 
 def test_agenerate_works_and_retries_through_the_async_sleep(
