@@ -37,6 +37,7 @@ ADAPTER_MODULES = (
     "scriptorium.llm.replay",
     "scriptorium.llm.router",
     "scriptorium.llm.retry",
+    "scriptorium.llm._clients",
     "scriptorium.engine",
     "scriptorium.cli",
     "scriptorium.kernel",
