@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -133,6 +134,20 @@ def _finite_float(literal: str) -> float:
     return number
 
 
+_local = threading.local()
+
+
+def _decoder() -> json.JSONDecoder:
+    # ``json.loads`` with hooks builds a new decoder (and its C scanner) on every call; one per
+    # thread is kept instead (the scanner's key memo is not meant to be shared between threads).
+    decoder: json.JSONDecoder | None = getattr(_local, "decoder", None)
+    if decoder is None:
+        decoder = _local.decoder = json.JSONDecoder(
+            parse_constant=_refuse_constant, parse_float=_finite_float
+        )
+    return decoder
+
+
 def _load_strict(
     text: str, max_chars: int, max_depth: int
 ) -> tuple[bool, Any, ValidationIssue | None]:
@@ -141,7 +156,7 @@ def _load_strict(
     if len(text) > max_chars:
         return False, None, _issue("size", f"output has {len(text)} characters; limit {max_chars}")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        value = _decoder().decode(text)
     except _NonFinite as err:
         return False, None, _issue("non_finite", str(err))
     except json.JSONDecodeError as err:
