@@ -38,6 +38,7 @@ __all__ = [
     "check_prompt_id",
     "credential",
     "definition_hash",
+    "load_output_schema",
     "merge_settings",
     "output_contract",
     "read_artifacts",
@@ -163,23 +164,27 @@ def credential(
     return None
 
 
-def output_contract(
-    definition: PromptDefinition, request: RunRequest, validator: Validator
-) -> tuple[OutputContract, LoadedSchema | None]:
-    """Step 5: the effective output contract; a ``json_schema`` schema is loaded and compiled now,
-    so a broken schema fails before any LLM call."""
+def load_output_schema(definition: PromptDefinition, validator: Validator) -> LoadedSchema | None:
+    """Step 5a: for ``json_schema`` the schema is loaded and compiled now, so a broken schema
+    fails before any LLM call (``ValidationError``). Done on every run: the file may have changed."""
     spec = definition.output
-    loaded: LoadedSchema | None = None
-    if spec.format == "json_schema":
-        if spec.schema_ is None:
-            raise ValidationError(
-                f"prompt {definition.id!r} has output format json_schema but no schema",
-                prompt_id=definition.id,
-            )
-        with translate(ValidationError, "loading the output schema", prompt_id=definition.id):
-            loaded = validator.load_schema(spec.schema_, relative_to=definition.source)
-    repair_attempts = request.overrides.repair_attempts
-    contract = OutputContract(
+    if spec.format != "json_schema":
+        return None
+    if spec.schema_ is None:
+        raise ValidationError(
+            f"prompt {definition.id!r} has output format json_schema but no schema",
+            prompt_id=definition.id,
+        )
+    with translate(ValidationError, "loading the output schema", prompt_id=definition.id):
+        return validator.load_schema(spec.schema_, relative_to=definition.source)
+
+
+def output_contract(
+    definition: PromptDefinition, loaded: LoadedSchema | None, repair_attempts: int | None
+) -> OutputContract:
+    """Step 5b: the effective output contract (an override of ``repair_attempts`` wins)."""
+    spec = definition.output
+    return OutputContract(
         format=spec.format,
         schema_=None if loaded is None else loaded.document,
         schema_hash=None if loaded is None else loaded.hash,
@@ -187,7 +192,6 @@ def output_contract(
         strategy=spec.strategy,
         parse=spec.parse,
     )
-    return contract, loaded
 
 
 def validate_inputs(

@@ -25,7 +25,7 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
+from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
 from scriptorium.prompt.renderer import Renderer
@@ -150,6 +150,10 @@ class Runner:
         self._default_profile = default_profile
         self._hashes = _IdentityCache()
         self._lock = threading.Lock()
+        self._contracts: dict[
+            tuple[int, int, int | None],
+            tuple[PromptDefinition, LoadedSchema | None, OutputContract, StructuredOutput | None],
+        ] = {}
         self._effective_cache: dict[
             tuple[int, Overrides],
             tuple[Profile, ExecutionSettings, dict[str, SettingSource], Target],
@@ -212,7 +216,8 @@ class Runner:
             os.environ if self._env is None else self._env,
             prompt_id=prompt_id,
         )
-        contract, loaded = steps.output_contract(definition, request, self._validator)
+        loaded = steps.load_output_schema(definition, self._validator)
+        contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
         definition_hash = self._definition_hash(definition, loaded)
         inputs_json = steps.validate_inputs(definition, request.inputs, self._validator)
         artifacts = steps.read_artifacts(definition, request.artifacts, self._artifacts)
@@ -231,7 +236,7 @@ class Runner:
             system=rendered.system,
             messages=rendered.messages,
             settings=settings,
-            structured_output=steps.structured_output(definition, contract),
+            structured_output=structured,
             session_id=rendered.session_id,
             metadata=request.metadata,
             pricing=None if profile.pricing is None else profile.pricing.model_dump(),
@@ -285,6 +290,27 @@ class Runner:
                     self._effective_cache.clear()
                 self._effective_cache[key] = (profile, settings, sources, target)
         return settings, sources, target
+
+    def _contract(
+        self,
+        definition: PromptDefinition,
+        loaded: LoadedSchema | None,
+        repair_attempts: int | None,
+    ) -> tuple[OutputContract, StructuredOutput | None]:
+        """The output contract and the structured-output spec: a function of the (frozen)
+        definition, the loaded schema and the repair override, so remembered for that triple
+        (repositories and the validator hand out the same objects while files are unchanged)."""
+        key = (id(definition), id(loaded), repair_attempts)
+        hit = self._contracts.get(key)
+        if hit is not None and hit[0] is definition and hit[1] is loaded:
+            return hit[2], hit[3]
+        contract = steps.output_contract(definition, loaded, repair_attempts)
+        structured = steps.structured_output(definition, contract)
+        with self._lock:
+            if len(self._contracts) >= _CACHE_LIMIT:
+                self._contracts.clear()
+            self._contracts[key] = (definition, loaded, contract, structured)
+        return contract, structured
 
     def _definition_hash(self, definition: PromptDefinition, loaded: LoadedSchema | None) -> str:
         extra = None if loaded is None else loaded.hash

@@ -80,7 +80,8 @@ class SchemaValidator:
         self._max_output_chars = max_output_chars
         self._compiled: OrderedDict[str, _Compiled] = OrderedDict()
         # schema file -> (its document object, its hash), for self-contained schemas only.
-        self._file_digests: dict[str, tuple[Any, str]] = {}
+        # source -> (the document object it was loaded as, the LoadedSchema handed out for it).
+        self._file_digests: dict[str, tuple[Any, LoadedSchema]] = {}
         # id(inline document) -> (the document, a snapshot of it, what loading it gave).
         self._inline: dict[int, tuple[Any, Any, LoadedSchema]] = {}
         self._lock = threading.Lock()
@@ -137,16 +138,18 @@ class SchemaValidator:
             known = self._file_digests.get(source)
             if known is not None and known[0] is document:
                 # The file is unchanged (same document object from the stat-keyed cache) and was
-                # compiled self-contained: skip re-hashing it.
-                return LoadedSchema(document=document, hash=known[1], source=source)
+                # compiled self-contained: hand out the same LoadedSchema again (so callers can
+                # key their own caches on it) without re-hashing the document.
+                return known[1]
         with translate(ValidationError, f"loading schema {source or '(inline)'}", path=source):
             digest = hash_json(document)
             with self._lock:
                 cached = self._compiled.get(digest)
             if cached is not None and not cached.referenced:
                 # Self-contained: where the document lives cannot change what it means.
-                self._remember_file(source, document, digest)
-                return LoadedSchema(document=document, hash=digest, source=source)
+                loaded = LoadedSchema(document=document, hash=digest, source=source)
+                self._remember_file(source, document, loaded)
+                return loaded
             validator, referenced = self._compile(document, uri, source)
         if referenced:
             digest = hash_json({"root": document, "refs": referenced})
@@ -155,9 +158,10 @@ class SchemaValidator:
         if cached is None or cached.document != document:
             accept = fast_acceptor(document, referenced=bool(referenced))
             self._remember(digest, _Compiled(document, validator, bool(referenced), accept))
+        loaded = LoadedSchema(document=document, hash=digest, source=source, referenced=referenced)
         if not referenced:
-            self._remember_file(source, document, digest)
-        return LoadedSchema(document=document, hash=digest, source=source, referenced=referenced)
+            self._remember_file(source, document, loaded)
+        return loaded
 
     def _compile(
         self, document: dict[str, Any] | bool, uri: str, source: str | None
@@ -187,13 +191,13 @@ class SchemaValidator:
         validator = cls(root, registry=found.registry, format_checker=self._checker)
         return validator, found.referenced
 
-    def _remember_file(self, source: str | None, document: Any, digest: str) -> None:
+    def _remember_file(self, source: str | None, document: Any, loaded: LoadedSchema) -> None:
         if source is None:
             return
         with self._lock:
             if len(self._file_digests) >= _CACHE_SIZE:
                 self._file_digests.clear()
-            self._file_digests[source] = (document, digest)
+            self._file_digests[source] = (document, loaded)
 
     def _remember(self, digest: str, compiled: _Compiled) -> None:
         with self._lock:

@@ -152,3 +152,21 @@ def test_engine_construction_does_no_io(tmp_path: Path) -> None:
     engine = Engine(tmp_path / "absent")
     with pytest.raises(errors.PromptLoadError):
         engine.prepare("anything")
+
+
+def test_edits_to_prompt_and_schema_files_are_seen_by_the_same_engine(project: Path) -> None:
+    """Caches keyed by file identity never hide an edit: the next run sees the new schema."""
+    engine = Engine(project, client=FakeClient([GOOD]))
+    first = engine.run("extract/contact", artifacts={"document": "docs/card.txt"})
+    assert first.validation.valid
+    schema_path = project / "prompts" / "extract" / "contact.schema.json"
+    schema = schema_path.read_text(encoding="utf-8")
+    schema_path.write_text(
+        schema.replace('"phone", "organization"', '"phone", "organization", "title"'),
+        encoding="utf-8",
+    )
+    second = engine.run("extract/contact", artifacts={"document": "docs/card.txt"})
+    assert second.prepared.output.schema_hash != first.prepared.output.schema_hash
+    assert second.prepared.definition_hash != first.prepared.definition_hash
+    assert not second.validation.valid
+    assert any(i.keyword == "required" for i in second.validation.issues)
