@@ -4,7 +4,6 @@ validation through their ports, plus its request/result types and the repair por
 from scriptorium.usecase.model import (
     ArtifactRecord,
     AttemptRecord,
-    MessageRecord,
     OutputRecord,
     Overrides,
     PreparedRun,
@@ -23,7 +22,6 @@ __all__ = [
     "ArtifactRecord",
     "AttemptRecord",
     "DefaultOutputRepairer",
-    "MessageRecord",
     "OutputRecord",
     "OutputRepairer",
     "Overrides",

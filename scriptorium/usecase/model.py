@@ -10,12 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from scriptorium.errors import OutputInvalidError
 from scriptorium.llm.model import APIKey, Target, Usage
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
+from scriptorium.prompt.model import Message
 from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
 
 __all__ = [
     "ArtifactRecord",
     "AttemptRecord",
-    "MessageRecord",
     "OutputRecord",
     "Overrides",
     "PreparedRun",
@@ -61,15 +61,6 @@ class ArtifactRecord(BaseModel):
     sha256: str
 
 
-class MessageRecord(BaseModel):
-    """A rendered message as kept in ``PreparedRun``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    role: Literal["user", "assistant"]
-    content: str
-
-
 class PreparedRun(BaseModel):
     """Everything about a run except the LLM call. Holds no key value, only the variable's name."""
 
@@ -87,7 +78,7 @@ class PreparedRun(BaseModel):
     artifacts: tuple[ArtifactRecord, ...] = ()
     inputs_hash: str
     system: str | None = None
-    messages: tuple[MessageRecord, ...] = ()
+    messages: tuple[Message, ...] = ()
     session_id: str | None = None
     rendered_prompt_hash: str
     request_hash: str

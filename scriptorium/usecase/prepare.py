@@ -7,7 +7,7 @@ functions here hold no state, so a Runner can serve many requests at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scriptorium.artifact.model import Artifact
@@ -38,6 +38,7 @@ __all__ = [
     "check_prompt_id",
     "credential",
     "definition_hash",
+    "inputs_contract",
     "load_output_schema",
     "merge_settings",
     "output_contract",
@@ -194,13 +195,24 @@ def output_contract(
     )
 
 
+def inputs_contract(loaded: LoadedSchema) -> OutputContract:
+    """The contract inputs are checked under: strict JSON matching the ``inputs`` schema."""
+    return OutputContract(
+        format="json_schema", schema_=loaded.document, schema_hash=loaded.hash, parse="strict"
+    )
+
+
 def validate_inputs(
-    definition: PromptDefinition, inputs: dict[str, Any], validator: Validator
+    definition: PromptDefinition,
+    inputs: dict[str, Any],
+    validator: Validator,
+    contract_for: Callable[[LoadedSchema], OutputContract] = inputs_contract,
 ) -> bytes:
     """Step 6a: inputs must be JSON data and satisfy the definition's ``inputs`` schema.
 
     Returns the canonical JSON of the inputs (hashed for ``inputs_hash``). The check goes through
     the Validator port: the inputs document is validated exactly like a strict JSON output.
+    ``contract_for`` lets a caller reuse the contract built for an unchanged schema.
     """
     with translate(InvalidRequestError, "inputs are not JSON data", field="inputs"):
         encoded = canonical_json(inputs)
@@ -208,9 +220,7 @@ def validate_inputs(
         return encoded
     with translate(ValidationError, "loading the inputs schema", prompt_id=definition.id):
         loaded = validator.load_schema(definition.inputs, relative_to=definition.source)
-        contract = OutputContract(
-            format="json_schema", schema_=loaded.document, schema_hash=loaded.hash, parse="strict"
-        )
+        contract = contract_for(loaded)
         verdict = validator.validate(encoded.decode("utf-8"), contract)
     if not verdict.valid:
         details = "; ".join(f"{i.path or '/'}: {i.message}" for i in verdict.issues[:5])

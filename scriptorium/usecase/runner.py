@@ -36,7 +36,6 @@ from scriptorium.usecase.hashes import prompt_and_request_hashes
 from scriptorium.usecase.model import (
     ArtifactRecord,
     AttemptRecord,
-    MessageRecord,
     OutputRecord,
     Overrides,
     PreparedRun,
@@ -150,6 +149,7 @@ class Runner:
         self._default_profile = default_profile
         self._hashes = _IdentityCache()
         self._lock = threading.Lock()
+        self._inputs_contracts: dict[int, tuple[LoadedSchema, OutputContract]] = {}
         self._contracts: dict[
             tuple[int, int, int | None],
             tuple[PromptDefinition, LoadedSchema | None, OutputContract, StructuredOutput | None],
@@ -219,7 +219,9 @@ class Runner:
         loaded = steps.load_output_schema(definition, self._validator)
         contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
         definition_hash = self._definition_hash(definition, loaded)
-        inputs_json = steps.validate_inputs(definition, request.inputs, self._validator)
+        inputs_json = steps.validate_inputs(
+            definition, request.inputs, self._validator, self._inputs_contract
+        )
         artifacts = steps.read_artifacts(definition, request.artifacts, self._artifacts)
         with translate(
             PromptRenderError,
@@ -259,9 +261,7 @@ class Runner:
             artifacts=tuple(ArtifactRecord(**a.summary()) for a in artifacts.values()),
             inputs_hash=hash_bytes(inputs_json),
             system=rendered.system,
-            messages=tuple(
-                MessageRecord(role=m.role, content=m.content) for m in rendered.messages
-            ),
+            messages=rendered.messages,
             session_id=rendered.session_id,
             rendered_prompt_hash=prompt_hash,
             request_hash=request_hash,
@@ -311,6 +311,18 @@ class Runner:
                 self._contracts.clear()
             self._contracts[key] = (definition, loaded, contract, structured)
         return contract, structured
+
+    def _inputs_contract(self, loaded: LoadedSchema) -> OutputContract:
+        """The inputs contract for a loaded schema, remembered while it is the same object."""
+        hit = self._inputs_contracts.get(id(loaded))
+        if hit is not None and hit[0] is loaded:
+            return hit[1]
+        contract = steps.inputs_contract(loaded)
+        with self._lock:
+            if len(self._inputs_contracts) >= _CACHE_LIMIT:
+                self._inputs_contracts.clear()
+            self._inputs_contracts[id(loaded)] = (loaded, contract)
+        return contract
 
     def _definition_hash(self, definition: PromptDefinition, loaded: LoadedSchema | None) -> str:
         extra = None if loaded is None else loaded.hash
