@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import threading
 import uuid
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
@@ -33,11 +32,11 @@ from scriptorium.promptdef.model import PromptDefinition
 from scriptorium.promptdef.repository import Repository as PromptRepository
 from scriptorium.usecase import prepare as steps
 from scriptorium.usecase.hashes import prompt_and_request_hashes
+from scriptorium.usecase.memo import IdentityMemo
 from scriptorium.usecase.model import (
     ArtifactRecord,
     AttemptRecord,
     OutputRecord,
-    Overrides,
     PreparedRun,
     RunRequest,
     RunResult,
@@ -60,7 +59,6 @@ Clock = Callable[[], datetime]
 NewId = Callable[[], str]
 
 _NO_REPAIR_AFTER = {"length": "truncated", "refusal": "refusal"}
-_CACHE_LIMIT = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,27 +88,6 @@ def _utcnow() -> datetime:
 
 def _new_id() -> str:
     return uuid.uuid4().hex
-
-
-class _IdentityCache:
-    """Hashes of immutable objects, keyed by identity (repositories return the same frozen object
-    while its file is unchanged), bounded, and safe to share between threads."""
-
-    def __init__(self) -> None:
-        self._entries: dict[tuple[int, str | None], tuple[object, str]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, obj: object, extra: str | None, compute: Callable[[], str]) -> str:
-        key = (id(obj), extra)
-        hit = self._entries.get(key)
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        value = compute()
-        with self._lock:
-            if len(self._entries) >= _CACHE_LIMIT:
-                self._entries.clear()
-            self._entries[key] = (obj, value)
-        return value
 
 
 class Runner:
@@ -147,17 +124,15 @@ class Runner:
         self._clock = clock or _utcnow
         self._new_id = new_id or _new_id
         self._default_profile = default_profile
-        self._hashes = _IdentityCache()
-        self._lock = threading.Lock()
-        self._inputs_contracts: dict[int, tuple[LoadedSchema, OutputContract]] = {}
-        self._contracts: dict[
-            tuple[int, int, int | None],
-            tuple[PromptDefinition, LoadedSchema | None, OutputContract, StructuredOutput | None],
-        ] = {}
-        self._effective_cache: dict[
-            tuple[int, Overrides],
-            tuple[Profile, ExecutionSettings, dict[str, SettingSource], Target],
-        ] = {}
+        # Values derived from frozen objects only, remembered by those objects' identity.
+        self._hashes: IdentityMemo[str] = IdentityMemo()
+        self._effective_memo: IdentityMemo[
+            tuple[ExecutionSettings, dict[str, SettingSource], Target]
+        ] = IdentityMemo()
+        self._contracts: IdentityMemo[tuple[OutputContract, StructuredOutput | None]] = (
+            IdentityMemo()
+        )
+        self._inputs_contracts: IdentityMemo[OutputContract] = IdentityMemo()
 
     # -- public API -------------------------------------------------------------------------
 
@@ -271,25 +246,9 @@ class Runner:
     def _effective(
         self, profile: Profile, request: RunRequest
     ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
-        """Merged settings, their sources and the target: a function of the profile object and
-        the overrides alone, so remembered for the pair (repositories return the same frozen
-        profile while its file is unchanged)."""
-        overrides = request.overrides
-        try:
-            key: tuple[int, Overrides] | None = (id(profile), overrides)
-            hit = self._effective_cache.get(key)  # type: ignore[arg-type]
-        except TypeError:  # an unhashable override value: compute, do not remember
-            key, hit = None, None
-        if hit is not None and hit[0] is profile:
-            return hit[1], hit[2], hit[3]
-        settings, sources = steps.merge_settings(profile, request)
-        target = steps.target_for(profile, request)
-        if key is not None:
-            with self._lock:
-                if len(self._effective_cache) >= _CACHE_LIMIT:
-                    self._effective_cache.clear()
-                self._effective_cache[key] = (profile, settings, sources, target)
-        return settings, sources, target
+        """Merged settings, their sources and the target: a function of the profile and the
+        overrides alone."""
+        return self._effective_memo.get((profile,), request.overrides, _effective, profile, request)
 
     def _contract(
         self,
@@ -297,41 +256,22 @@ class Runner:
         loaded: LoadedSchema | None,
         repair_attempts: int | None,
     ) -> tuple[OutputContract, StructuredOutput | None]:
-        """The output contract and the structured-output spec: a function of the (frozen)
-        definition, the loaded schema and the repair override, so remembered for that triple
-        (repositories and the validator hand out the same objects while files are unchanged)."""
-        key = (id(definition), id(loaded), repair_attempts)
-        hit = self._contracts.get(key)
-        if hit is not None and hit[0] is definition and hit[1] is loaded:
-            return hit[2], hit[3]
-        contract = steps.output_contract(definition, loaded, repair_attempts)
-        structured = steps.structured_output(definition, contract)
-        with self._lock:
-            if len(self._contracts) >= _CACHE_LIMIT:
-                self._contracts.clear()
-            self._contracts[key] = (definition, loaded, contract, structured)
-        return contract, structured
+        """The output contract and the structured-output spec, a function of the definition, the
+        loaded schema and the repair override."""
+        return self._contracts.get(
+            (definition, loaded), repair_attempts, _contract, definition, loaded, repair_attempts
+        )
 
     def _inputs_contract(self, loaded: LoadedSchema) -> OutputContract:
-        """The inputs contract for a loaded schema, remembered while it is the same object."""
-        hit = self._inputs_contracts.get(id(loaded))
-        if hit is not None and hit[0] is loaded:
-            return hit[1]
-        contract = steps.inputs_contract(loaded)
-        with self._lock:
-            if len(self._inputs_contracts) >= _CACHE_LIMIT:
-                self._inputs_contracts.clear()
-            self._inputs_contracts[id(loaded)] = (loaded, contract)
-        return contract
+        """The inputs contract for a loaded inputs schema."""
+        return self._inputs_contracts.get((loaded,), None, steps.inputs_contract, loaded)
 
     def _definition_hash(self, definition: PromptDefinition, loaded: LoadedSchema | None) -> str:
         extra = None if loaded is None else loaded.hash
-        return self._hashes.get(
-            definition, extra, lambda: steps.definition_hash(definition, loaded)
-        )
+        return self._hashes.get((definition,), extra, steps.definition_hash, definition, loaded)
 
     def _profile_hash(self, profile: Profile) -> str:
-        return self._hashes.get(profile, None, lambda: hash_json(profile.hash_form()))
+        return self._hashes.get((profile,), None, _profile_hash, profile)
 
     # -- the run flow, shared by run and arun ------------------------------------------------
 
@@ -497,6 +437,24 @@ class Runner:
             usage.llm_calls,
         )
         return result
+
+
+def _effective(
+    profile: Profile, request: RunRequest
+) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
+    settings, sources = steps.merge_settings(profile, request)
+    return settings, sources, steps.target_for(profile, request)
+
+
+def _contract(
+    definition: PromptDefinition, loaded: LoadedSchema | None, repair_attempts: int | None
+) -> tuple[OutputContract, StructuredOutput | None]:
+    contract = steps.output_contract(definition, loaded, repair_attempts)
+    return contract, steps.structured_output(definition, contract)
+
+
+def _profile_hash(profile: Profile) -> str:
+    return hash_json(profile.hash_form())
 
 
 @dataclass(frozen=True, slots=True)
