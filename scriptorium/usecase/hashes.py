@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from scriptorium.hashing import canonical_json, hash_bytes, hash_json
@@ -46,6 +47,31 @@ def _spec_bytes(request: LLMRequest, schema_hash: str | None) -> bytes:
     return data
 
 
+# id(frozen settings or target) -> (the object, its canonical JSON). The runner hands out the same
+# objects while the profile and overrides are unchanged, so this is a hit on almost every run.
+_frozen: dict[int, tuple[object, bytes]] = {}
+
+
+def _settings_json(settings: Any) -> bytes:
+    return canonical_json(settings.model_dump(mode="json"))
+
+
+def _target_json(target: Any) -> bytes:
+    return canonical_json(target.hash_form())
+
+
+def _frozen_bytes(obj: object, make: Callable[[Any], bytes]) -> bytes:
+    found = _frozen.get(id(obj))
+    if found is not None and found[0] is obj:
+        return found[1]
+    data = make(obj)
+    with _lock:
+        if len(_frozen) >= _SPEC_LIMIT:
+            _frozen.clear()
+        _frozen[id(obj)] = (obj, data)
+    return data
+
+
 def prompt_and_request_hashes(
     rendered: RenderedPrompt, request: LLMRequest, schema_hash: str | None
 ) -> tuple[str, str]:
@@ -56,8 +82,8 @@ def prompt_and_request_hashes(
     messages = canonical_json([{"role": m.role, "content": m.content} for m in request.messages])
     system = canonical_json(request.system)
     prompt = b'{"messages":' + messages + b',"system":' + system + b"}"
-    settings = canonical_json(request.settings.model_dump(mode="json"))
-    target = canonical_json(request.target.hash_form())
+    settings = _frozen_bytes(request.settings, _settings_json)
+    target = _frozen_bytes(request.target, _target_json)
     whole = b"".join(
         (
             b'{"messages":',

@@ -24,7 +24,7 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
+from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
 from scriptorium.prompt.renderer import Renderer
@@ -404,8 +404,8 @@ class Runner:
     ) -> RunResult:
         generations, verdict = outcome
         attempts = tuple(g.record() for g in generations)
-        usage = Usage()
-        for attempt in attempts:
+        usage = attempts[0].usage
+        for attempt in attempts[1:]:
             usage = usage + attempt.usage
         last = generations[-1].response
         verdict = verdict.model_copy(
