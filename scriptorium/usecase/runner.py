@@ -18,7 +18,6 @@ from scriptorium.errors import (
     ProfileLoadError,
     PromptLoadError,
     PromptRenderError,
-    ScriptoriumError,
     ValidationError,
     translate,
 )
@@ -31,6 +30,7 @@ from scriptorium.prompt.renderer import Renderer
 from scriptorium.promptdef.model import PromptDefinition
 from scriptorium.promptdef.repository import Repository as PromptRepository
 from scriptorium.usecase import prepare as steps
+from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
 from scriptorium.usecase.hashes import prompt_and_request_hashes
 from scriptorium.usecase.memo import IdentityMemo
 from scriptorium.usecase.model import (
@@ -348,11 +348,11 @@ class Runner:
                 sync_client = self._client_kinds()[0]
                 if sync_client is None:
                     raise LLMGenerateError("the client has no generate()", reason="config")
-                return _checked(sync_client.generate(call.request))
+                return checked_response(sync_client.generate(call.request))
         try:
             with self._llm_boundary(plan, "repairing the output"):
                 assert self._repairer is not None
-                return _checked_repair(self._repairer.repair(call.context))
+                return checked_repair(self._repairer.repair(call.context))
         except LLMGenerateError as err:
             return err
 
@@ -363,10 +363,10 @@ class Runner:
             with self._llm_boundary(plan, "calling the model"):
                 sync_client, async_client = self._client_kinds()
                 if async_client is not None:
-                    return _checked(await async_client.agenerate(call.request))
+                    return checked_response(await async_client.agenerate(call.request))
                 if sync_client is not None:
                     generate = sync_client.generate
-                    return _checked(await asyncio.to_thread(generate, call.request))
+                    return checked_response(await asyncio.to_thread(generate, call.request))
                 raise LLMGenerateError("the client has no generate()", reason="config")
         try:
             with self._llm_boundary(plan, "repairing the output"):
@@ -374,8 +374,8 @@ class Runner:
                 assert repairer is not None
                 arepair = getattr(repairer, "arepair", None)
                 if arepair is not None:
-                    return _checked_repair(await arepair(call.context))
-                return _checked_repair(await asyncio.to_thread(repairer.repair, call.context))
+                    return checked_repair(await arepair(call.context))
+                return checked_repair(await asyncio.to_thread(repairer.repair, call.context))
         except LLMGenerateError as err:
             return err
 
@@ -390,8 +390,8 @@ class Runner:
             kinds = self._kinds = (client, sync, aio)
         return kinds[1], kinds[2]
 
-    def _llm_boundary(self, plan: _Plan, what: str) -> _LLMBoundary:
-        return _LLMBoundary(plan, what)
+    def _llm_boundary(self, plan: _Plan, what: str) -> LLMBoundary:
+        return LLMBoundary(plan.prepared, plan.request, what)
 
     # -- the result ---------------------------------------------------------------------------
 
@@ -480,59 +480,3 @@ class _Generation:
             valid=self.verdict.valid,
             issues=self.verdict.issues,
         )
-
-
-class _LLMBoundary:
-    """Translates anything a client or repairer raises into ``LLMGenerateError`` and fills in the
-    run's context on our own errors when the client left it out."""
-
-    def __init__(self, plan: _Plan, what: str) -> None:
-        self._plan = plan
-        self._what = what
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
-    ) -> None:
-        if err is None or not isinstance(err, Exception):
-            return
-        prepared = self._plan.prepared
-        context = {
-            "prompt_id": prepared.prompt_id,
-            "profile": prepared.profile,
-            "provider": prepared.target.provider,
-            "model": prepared.target.model,
-        }
-        if isinstance(err, LLMGenerateError):
-            for name, value in context.items():
-                if getattr(err, name, None) is None:
-                    setattr(err, name, value)
-            return
-        if isinstance(err, ScriptoriumError):
-            return
-        key = self._plan.request.api_key
-        secrets = [key.get_secret_value()] if key is not None else []
-        with translate(
-            LLMGenerateError, self._what, secrets=secrets, reason="server_error", **context
-        ):
-            raise err
-
-
-def _checked(response: object) -> LLMResponse:
-    if isinstance(response, LLMResponse):
-        return response
-    raise LLMGenerateError(
-        f"the client returned {type(response).__name__}, not an LLMResponse",
-        reason="invalid_response",
-    )
-
-
-def _checked_repair(result: object) -> RepairResult:
-    if isinstance(result, RepairResult):
-        return result
-    raise LLMGenerateError(
-        f"the repairer returned {type(result).__name__}, not a RepairResult",
-        reason="invalid_response",
-    )
