@@ -90,6 +90,22 @@ class ConfinedDir:
             raise FileProblem("outside", f"{relative} resolves outside its directory")
         return real
 
+    def resolves_inside(self, relative: str) -> bool:
+        """Whether ``relative`` exists and stays inside the root (for listings)."""
+        try:
+            self.resolve(relative)
+        except FileProblem:
+            return False
+        return True
+
+    def current(self, relative: str) -> FileSignature | None:
+        """The signature of ``relative`` now (one ``stat``), or None when it cannot be read, so that
+        a cache check misses and the full load reports what is wrong."""
+        try:
+            return signature(os.stat(os.path.join(self.path, relative)))
+        except OSError:
+            return None
+
     def read(self, relative: str, *, max_bytes: int | None) -> FileRead:
         """Resolve, confine and read ``relative``; more than ``max_bytes`` bytes is refused before
         reading (by size) and while reading (in case the file grows).

@@ -44,7 +44,7 @@ class FileRepository:
             cached = self._cache.get(name)
             if cached is not None:
                 relative, version, profile = cached
-                if version == self._current(relative):
+                if version == self._dir.current(relative):
                     return profile
             relative = self._find(name)
             profile, version = self._load(name, relative)
@@ -62,22 +62,9 @@ class FileRepository:
             for suffix in SUFFIXES:
                 name = filename.removesuffix(suffix)
                 valid = filename.endswith(suffix) and is_valid_profile_name(name)
-                if valid and self._inside(filename):
+                if valid and self._dir.resolves_inside(filename):
                     names.add(name)
         return sorted(names)
-
-    def _current(self, relative: str) -> FileSignature | None:
-        try:
-            return signature(os.stat(os.path.join(self._dir.path, relative)))
-        except OSError:
-            return None  # let the full load report what is wrong
-
-    def _inside(self, relative: str) -> bool:
-        try:
-            self._dir.resolve(relative)
-        except FileProblem:
-            return False
-        return True
 
     def _find(self, name: str) -> str:
         present = [

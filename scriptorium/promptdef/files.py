@@ -43,7 +43,7 @@ class FileRepository:
         relative = prompt_id + SUFFIX
         with translate(PromptLoadError, f"loading prompt {prompt_id!r}", prompt_id=prompt_id):
             cached = self._cache.get(prompt_id)
-            if cached is not None and cached[0] == self._current(prompt_id, relative):
+            if cached is not None and cached[0] == self._dir.current(relative):
                 return cached[1]
             definition, version = self._load(prompt_id, relative)
             self._cache[prompt_id] = (version, definition)
@@ -62,22 +62,9 @@ class FileRepository:
                     continue
                 relative = (Path(folder) / filename).relative_to(root).as_posix()
                 prompt_id = relative.removesuffix(SUFFIX)
-                if is_valid_prompt_id(prompt_id) and self._inside(relative):
+                if is_valid_prompt_id(prompt_id) and self._dir.resolves_inside(relative):
                     ids.append(prompt_id)
         return sorted(ids)
-
-    def _current(self, prompt_id: str, relative: str) -> FileSignature | None:
-        try:
-            return signature(os.stat(os.path.join(self._dir.path, relative)))
-        except OSError:
-            return None  # let the full load report what is wrong
-
-    def _inside(self, relative: str) -> bool:
-        try:
-            self._dir.resolve(relative)
-        except FileProblem:
-            return False
-        return True
 
     def _load(self, prompt_id: str, relative: str) -> tuple[PromptDefinition, FileSignature]:
         try:
