@@ -39,6 +39,7 @@ from scriptorium.llm.retry import (
     call_with_retry,
     classify_http,
 )
+from scriptorium.llm.wire import append_system, ignored_settings
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
 
@@ -65,8 +66,6 @@ _USAGE_FIELDS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
-
-_SAMPLING = ("temperature", "top_p", "top_k")
 
 _sdk_module: Any = None
 _sdk_lock = threading.Lock()
@@ -266,8 +265,7 @@ class _Call:
             self.strategy = choose_strategy(spec, self.model)
             schema = spec.schema_ if isinstance(spec.schema_, dict) else {}
             if self.strategy == "prompt":
-                instructions = prompt_instructions(spec)
-                system = f"{system}\n\n{instructions}" if system else instructions
+                system = append_system(system, prompt_instructions(spec))
             elif self.strategy == "native":
                 reduced, self.dropped = reduce_schema_cached(schema)
                 params["output_config"] = {"format": {"type": "json_schema", "schema": reduced}}
@@ -292,7 +290,7 @@ class _Call:
             params["system"] = system
         # API version 2026-10-21 (the SDK 2.x default) rejects temperature, top_p and top_k with a
         # 400 at any value, and the SDK no longer takes them: they are left out and said so.
-        self.ignored = [n for n in _SAMPLING if getattr(settings, n) is not None]
+        self.ignored = list(ignored_settings(PROVIDER, settings))
         if settings.stop_sequences:
             params["stop_sequences"] = list(settings.stop_sequences)
         # session_id is deliberately not sent as metadata.user_id: that field identifies an end
@@ -339,6 +337,9 @@ class _Call:
         if finish != stop_reason:
             metadata["provider_finish_reason"] = stop_reason
         raw_usage = body.get("usage")
+        tier = raw_usage.get("service_tier") if isinstance(raw_usage, dict) else None
+        if isinstance(tier, str):
+            metadata["service_tier"] = tier
         if raw_usage is None:
             # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
             metadata["usage_missing"] = True
