@@ -61,9 +61,10 @@ class Target(BaseModel):
     explicit: tuple[str, ...] = ()
 
     def hash_form(self) -> dict[str, Any]:
-        """The target as it counts for ``request_hash``: where the request goes, not how the key
+        """The target as it counts for ``request_hash``: which provider and model answer. Neither
+        the endpoint (a proxy or a recording server in between changes no answer) nor how the key
         is found."""
-        return {"provider": self.provider, "model": self.model, "endpoint": self.endpoint}
+        return {"provider": self.provider, "model": self.model}
 
 
 class StructuredOutput(BaseModel):

@@ -86,7 +86,7 @@ class FileRepository:
             text = decode_utf8(read.data)
         except FileProblem as err:
             why = (
-                f"not found (looked for {name}.yaml or {name}.yml in {self._dir.path})"
+                f"not found (looked for {name}.yaml or {name}.yml in {os.path.abspath(self._dir.path)})"
                 if err.kind == "missing"
                 else str(err)
             )
