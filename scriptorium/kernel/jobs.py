@@ -111,8 +111,6 @@ def prompt_job(
                 f"{i.path or '/'}: {i.message}" for i in result.validation.issues[:3]
             )
             warnings = (f"output failed its {result.validation.format} contract: {issues}",)
-        return Outcome(
-            result.output.text, warnings, result.model_dump(mode="json", by_alias=True)
-        )
+        return Outcome(result.output.text, warnings, result.model_dump(mode="json", by_alias=True))
 
     return run
