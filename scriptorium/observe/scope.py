@@ -17,9 +17,20 @@ if TYPE_CHECKING:
     from scriptorium.llm.retry import RetryInfo
     from scriptorium.observe.observer import GenerationObservation
 
-__all__ = ["RunScope", "current_scope", "enter", "leave", "log_extra", "notify_retry"]
+__all__ = [
+    "RunScope",
+    "current_scope",
+    "enter",
+    "enter_for_logs",
+    "leave",
+    "log_extra",
+    "notify_retry",
+]
 
 _log = logging.getLogger("scriptorium.observe")
+# The records made during a run outside the runner come from the retry loop, at INFO and below:
+# when its logger would drop INFO, no record can need the scope.
+_RETRY_LOG = logging.getLogger("scriptorium.llm.retry")
 
 
 @dataclass(slots=True)
@@ -47,6 +58,14 @@ _EMPTY: dict[str, str | None] = {"run_id": None, "prompt_id": None, "request_has
 def enter(scope: RunScope) -> Token[RunScope | None]:
     """Make ``scope`` the current run's; pass the token to :func:`leave`."""
     return _SCOPE.set(scope)
+
+
+def enter_for_logs(run_id: str, prompt_id: str, request_hash: str) -> Token[RunScope | None] | None:
+    """Enter a scope only when a record could carry it (the retry loop's logger is enabled for
+    INFO): a run without an observer and without logging pays one cached level check."""
+    if not _RETRY_LOG.isEnabledFor(logging.INFO):
+        return None
+    return _SCOPE.set(RunScope(run_id, prompt_id, request_hash))
 
 
 def leave(token: Token[RunScope | None]) -> None:

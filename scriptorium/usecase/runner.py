@@ -153,7 +153,8 @@ class Runner:
         if self._observer is not None:
             return observed.run_observed(self, self._observer, request, run_id, started)
         plan = self._plan(request)
-        token = run_scope.enter(_scope(run_id, plan))
+        prepared = plan.prepared
+        token = run_scope.enter_for_logs(run_id, prepared.prompt_id, prepared.request_hash)
         try:
             flow = self._flow(plan)
             call = next(flow)
@@ -163,7 +164,8 @@ class Runner:
                 except StopIteration as done:
                     return self._result(run_id, started, plan, done.value)
         finally:
-            run_scope.leave(token)
+            if token is not None:
+                run_scope.leave(token)
 
     async def arun(self, request: RunRequest) -> RunResult:
         """The async twin of :meth:`run`, with the same contract."""
@@ -172,7 +174,8 @@ class Runner:
         if self._observer is not None:
             return await observed.arun_observed(self, self._observer, request, run_id, started)
         plan = self._plan(request)
-        token = run_scope.enter(_scope(run_id, plan))
+        prepared = plan.prepared
+        token = run_scope.enter_for_logs(run_id, prepared.prompt_id, prepared.request_hash)
         try:
             flow = self._flow(plan)
             call = next(flow)
@@ -182,7 +185,8 @@ class Runner:
                 except StopIteration as done:
                     return self._result(run_id, started, plan, done.value)
         finally:
-            run_scope.leave(token)
+            if token is not None:
+                run_scope.leave(token)
 
     # -- prepare ----------------------------------------------------------------------------
 
@@ -473,11 +477,6 @@ def _contract(
 ) -> tuple[OutputContract, StructuredOutput | None]:
     contract = steps.output_contract(definition, loaded, repair_attempts)
     return contract, steps.structured_output(definition, contract)
-
-
-def _scope(run_id: str, plan: _Plan) -> run_scope.RunScope:
-    prepared = plan.prepared
-    return run_scope.RunScope(run_id, prepared.prompt_id, prepared.request_hash)
 
 
 def _profile_hash(profile: Profile) -> str:

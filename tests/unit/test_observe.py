@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from scriptorium.errors import LLMGenerateError, PromptLoadError
 from scriptorium.llm.model import LLMRequest, LLMResponse
@@ -212,3 +213,25 @@ def test_the_cli_traces_runs_when_scriptorium_otel_is_set() -> None:
     assert done.returncode == 0, done.stderr
     assert "['chat", done.stderr
     assert "'run classify/sentiment'" in done.stderr
+
+
+def test_the_readme_tracing_example_runs_with_an_in_memory_exporter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The README's OTLP example, with the OTLP exporter swapped for the in-memory one (no
+    collector here) and a private tracer provider instead of the global one."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    (example,) = [b for b in readme.split("```python\n") if b.startswith("# needs: a collector")]
+    source = example.split("```")[0]
+    otlp = "from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter"
+    assert otlp in source
+    source = source.replace(otlp, "").replace("OTLPSpanExporter()", "exporter")
+    source = source.replace("trace.set_tracer_provider(provider)", "")
+    source = source.replace("OTelObserver()", "OTelObserver(tracer_provider=provider)")
+    source = source.replace("BatchSpanProcessor", "SimpleSpanProcessor")
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    exporter = InMemorySpanExporter()
+    namespace: dict[str, Any] = {"exporter": exporter}
+    exec(compile(source, "README tracing example", "exec"), namespace)  # noqa: S102
+    names = sorted(s.name for s in exporter.get_finished_spans())
+    assert names == ["chat offline-demo", "run classify/sentiment"]
