@@ -44,9 +44,15 @@ __all__ = [
 def make_engine(args: argparse.Namespace) -> Engine:
     """The Engine over ``--root``; artifacts resolve under ``--artifact-root`` (default: cwd)."""
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
 
     artifact_root = getattr(args, "artifact_root", None) or os.getcwd()
-    return Engine(args.root, repair=getattr(args, "repair", False), artifact_root=artifact_root)
+    return Engine(
+        args.root,
+        repair=getattr(args, "repair", False),
+        artifact_root=artifact_root,
+        observer=observer_from_env(),
+    )
 
 
 def read_inputs(source: str | None) -> dict[str, Any]:
