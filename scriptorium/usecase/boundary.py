@@ -9,6 +9,7 @@ from scriptorium.errors import LLMGenerateError, ScriptoriumError, redact, scrub
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.usecase.model import PreparedRun
 from scriptorium.usecase.repair import RepairResult
+from scriptorium.usecase.unicode import clean_response
 
 __all__ = ["LLMBoundary", "checked_repair", "checked_response"]
 
@@ -67,9 +68,10 @@ def _scrub_own(err: ScriptoriumError, secrets: list[str]) -> None:
 
 
 def checked_response(response: object) -> LLMResponse:
-    """``response`` if it is an ``LLMResponse``; a client returning anything else is not trusted."""
+    """``response`` if it is an ``LLMResponse`` (lone surrogates replaced: see
+    :mod:`scriptorium.usecase.unicode`); a client returning anything else is not trusted."""
     if isinstance(response, LLMResponse):
-        return response
+        return clean_response(response)
     raise LLMGenerateError(
         f"the client returned {type(response).__name__}, not an LLMResponse",
         reason="invalid_response",
@@ -77,8 +79,13 @@ def checked_response(response: object) -> LLMResponse:
 
 
 def checked_repair(result: object) -> RepairResult:
-    """``result`` if it is a ``RepairResult``."""
+    """``result`` if it is a ``RepairResult`` (its response checked like any other)."""
     if isinstance(result, RepairResult):
+        response = getattr(result, "response", None)
+        if isinstance(response, LLMResponse):
+            cleaned = clean_response(response)
+            if cleaned is not response:
+                return result.model_copy(update={"response": cleaned})
         return result
     raise LLMGenerateError(
         f"the repairer returned {type(result).__name__}, not a RepairResult",
