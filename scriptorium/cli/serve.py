@@ -11,6 +11,8 @@ import argparse
 import copy
 import ipaddress
 import os
+import signal
+from types import FrameType
 from typing import Any
 
 from scriptorium.cli.output import Reporter
@@ -80,6 +82,22 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
             server_header=False,
         )
     )
-    server.run()
+    # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again under the
+    # handler that was there before it started: this one, so a requested stop exits 0.
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        server.run()
+    except _Terminated:
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     # uvicorn reports a failure to start (port taken) in its log and by not starting.
     return 0 if server.started else 1
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived after the server had shut down gracefully."""
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
