@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scriptorium.llm.anthropic_schema import choose_strategy, prompt_instructions
+from scriptorium.llm.anthropic_body import output_blocks
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.openai_schema import strict_schema
 from scriptorium.profile.model import ExecutionSettings
@@ -90,13 +90,14 @@ def openai_system(request: LLMRequest, strategy: str | None) -> str | None:
 
 
 def _anthropic_system(request: LLMRequest) -> tuple[str | None, str | None]:
+    # The same (memoised) blocks the adapter's body is built from.
     spec = request.structured_output
     if spec is None:
         return request.system, None
-    strategy = choose_strategy(spec, request.target.model)
-    if strategy == "prompt":
-        return append_system(request.system, prompt_instructions(spec)), strategy
-    return request.system, strategy
+    blocks = output_blocks(spec, request.target.model)
+    if blocks.instructions:
+        return append_system(request.system, blocks.instructions), blocks.strategy
+    return request.system, blocks.strategy
 
 
 class WireView:
