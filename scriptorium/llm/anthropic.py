@@ -304,6 +304,8 @@ class _Call:
         self, body: dict[str, Any], request_id: str | None, attempts: int, elapsed_s: float
     ) -> LLMResponse:
         metadata: dict[str, Any] = {"request_id": request_id}
+        if isinstance(body.get("id"), str):
+            metadata["response_id"] = body["id"]
         output = self.sent.output
         if output is not None:
             metadata["strategy"] = output.strategy
