@@ -83,7 +83,7 @@ def validate_endpoint(url: str) -> str:
 class ExecutionSettings(BaseModel):
     """The effective generation settings of a run, each bounded."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     max_tokens: int = Field(default=1024, ge=1, le=1_000_000)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -100,7 +100,7 @@ DEFAULT_SETTINGS = ExecutionSettings()
 class SettingsPatch(BaseModel):
     """Settings as a profile states them: every field optional, ``None`` meaning "not given"."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -118,7 +118,7 @@ class SettingsPatch(BaseModel):
 class Pricing(BaseModel):
     """Prices in USD per million tokens, per token class."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
@@ -129,7 +129,7 @@ class Pricing(BaseModel):
 class Profile(BaseModel):
     """A parsed profile. It holds the *name* of the key variable, never a key."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str
     provider: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")

@@ -44,7 +44,7 @@ class RunRequest(BaseModel):
     ``{"base64": ..., "media_type": ..., "filename": ...}``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     profile: str | None = None
@@ -62,7 +62,7 @@ class ArtifactRecord(BaseModel):
     content given in the request (its ``ref`` is then the content's filename, or empty).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str
     ref: str
@@ -75,7 +75,7 @@ class ArtifactRecord(BaseModel):
 class PreparedRun(BaseModel):
     """Everything about a run except the LLM call. Holds no key value, only the variable's name."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     prompt_version: int | str | None = None
@@ -98,7 +98,7 @@ class PreparedRun(BaseModel):
 class OutputRecord(BaseModel):
     """The final output text and its digest."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str
     sha256: str
@@ -107,7 +107,7 @@ class OutputRecord(BaseModel):
 class AttemptRecord(BaseModel):
     """One generation (initial or repair) and its verdict."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     kind: Literal["initial", "repair"]
     text: str
@@ -121,7 +121,7 @@ class AttemptRecord(BaseModel):
 class RunResult(BaseModel):
     """The outcome of a run. Invalid output is reported here; it does not raise."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     run_id: str
     started_at: datetime
