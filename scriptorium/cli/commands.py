@@ -14,7 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.cli.output import Reporter, format_prepared, format_summary
+from scriptorium.cli.output import (
+    Reporter,
+    format_prepared,
+    format_summary,
+    format_token_count,
+)
 from scriptorium.errors import (
     InvalidRequestError,
     OutputInvalidError,
@@ -154,11 +159,22 @@ def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
 
 def cmd_prepare(args: argparse.Namespace, reporter: Reporter) -> int:
     """Everything but the LLM call."""
-    prepared = make_engine(args).prepare(build_request(args))
+    engine = make_engine(args)
+    request = build_request(args)
+    prepared = engine.prepare(request)
+    count = engine.count_tokens(request) if getattr(args, "count_tokens", False) else None
     if reporter.json_mode:
-        reporter.raw_json(prepared.model_dump_json(by_alias=True))
+        if count is None:
+            reporter.raw_json(prepared.model_dump_json(by_alias=True))
+        else:
+            data = prepared.model_dump(mode="json", by_alias=True)
+            data["token_count"] = count.model_dump(mode="json")
+            reporter.json(data)
     else:
-        reporter.line(format_prepared(prepared))
+        text = format_prepared(prepared)
+        if count is not None:
+            text += "\n" + format_token_count(count)
+        reporter.line(text)
     return 0
 
 

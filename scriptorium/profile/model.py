@@ -124,6 +124,8 @@ class Pricing(BaseModel):
     output: float = Field(ge=0)
     cache_write: float | None = Field(default=None, ge=0)
     cache_read: float | None = Field(default=None, ge=0)
+    #: The 1-hour cache write; missing: twice the input price.
+    cache_write_1h: float | None = Field(default=None, ge=0)
 
 
 class Profile(BaseModel):
