@@ -246,18 +246,20 @@ def cmd_check(args: argparse.Namespace, reporter: Reporter) -> int:
     engine = make_engine(args)
     problems = engine.check()
     counts = {"prompts": len(engine.list_prompts()), "profiles": len(engine.list_profiles())}
+    errors = [p for p in problems if p.severity == "error"]
     if reporter.json_mode:
-        reporter.json({"ok": not problems, **counts, "problems": [p.to_dict() for p in problems]})
+        reporter.json({"ok": not errors, **counts, "problems": [p.to_dict() for p in problems]})
     else:
         for problem in problems:
             reporter.line(str(problem))
-        if not problems:
+        if not errors:
+            warned = f", {_count(len(problems), 'warning')}" if problems else ""
             reporter.line(
                 f"ok: {_count(counts['prompts'], 'prompt')} and "
-                f"{_count(counts['profiles'], 'profile')}, no problems"
+                f"{_count(counts['profiles'], 'profile')}, no problems{warned}"
             )
-    if problems:
-        reporter.error("check_failed", f"{_count(len(problems), 'problem')} found")
+    if errors:
+        reporter.error("check_failed", f"{_count(len(errors), 'problem')} found")
         return 1
     return 0
 

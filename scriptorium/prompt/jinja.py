@@ -362,7 +362,7 @@ def template_variables(definition: PromptDefinition) -> dict[str, set[str]]:
     Raises ``PromptRenderError`` for a template that does not parse (see :func:`check_syntax`).
     """
     env = _lint_environment()
-    provided = {_RESERVED, *env.globals}
+    provided = {_RESERVED, cache_marks.MARK_VARIABLE, *env.globals}
     found: dict[str, set[str]] = {}
     for place, source in _places(definition):
         if source is not None:
