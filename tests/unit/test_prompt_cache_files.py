@@ -15,11 +15,8 @@ from scriptorium.lint import Problem
 from scriptorium.prompt.cache_marks import normalize
 from scriptorium.prompt.jinja import JinjaRenderer
 from scriptorium.prompt.model import CachePoint
+from scriptorium.promptdef.model import PromptDefinition
 from scriptorium.promptdef.parse import parse_prompt
-
-
-def _parse(text: str) -> object:
-    return parse_prompt(text, prompt_id="p")
 
 
 @pytest.mark.parametrize(
@@ -95,7 +92,7 @@ def test_rendering_with_marks_gives_the_text_rendered_without(
         assert 0 <= point.offset <= len(off.messages[0].content)
 
 
-def _definition(body: str, mode: str) -> object:
+def _definition(body: str, mode: str) -> PromptDefinition:
     return parse_prompt(f"---\ncache: {{mode: {mode}}}\n---\n{body}", prompt_id="p")
 
 
