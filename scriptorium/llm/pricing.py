@@ -27,6 +27,7 @@ __all__ = [
     "PRICE_TABLE_SOURCE",
     "ModelPrice",
     "cost_micro",
+    "derived_cache_price",
     "price_for",
 ]
 
@@ -43,34 +44,41 @@ _MICRO = 1_000_000
 @dataclass(frozen=True)
 class ModelPrice:
     """Integer micro-USD per million tokens for each token class. ``cache_write`` is the 5-minute
-    cache write, ``cache_write_1h`` the 1-hour one."""
+    cache write; ``cache_write_1h`` the 1-hour one (None: twice the input price, Anthropic's rate)."""
 
     input: int
     output: int
     cache_write: int
     cache_read: int
-    cache_write_1h: int = 0
+    cache_write_1h: int | None = None
 
 
-def _usd(
-    input: str, output: str, cache_write: str, cache_read: str, cache_write_1h: str | None = None
-) -> ModelPrice:
-    """A price from USD-per-Mtok strings, converted exactly (strings, so no float rounding). The
-    1-hour write defaults to twice the input price, Anthropic's multiplier."""
+#: Cache prices as multiples of the input price (Anthropic's published rates), in integer
+#: (numerator, denominator) form so derived prices stay exact: 5-minute cache write 1.25x,
+#: 1-hour cache write 2x, cache read 0.1x.
+CACHE_MULTIPLIERS = {"cache_write": (5, 4), "cache_write_1h": (2, 1), "cache_read": (1, 10)}
+
+
+def derived_cache_price(input_price: int, name: str) -> int:
+    """The ``name`` cache price derived from ``input_price`` (micro-USD/Mtok), rounded half up."""
+    numerator, denominator = CACHE_MULTIPLIERS[name]
+    return (input_price * numerator * 2 + denominator) // (denominator * 2)
+
+
+def _usd(input: str, output: str, cache_write: str, cache_read: str) -> ModelPrice:
+    """A price from USD-per-Mtok strings, converted exactly (strings, so no float rounding)."""
     values = [int(Decimal(v) * _MICRO) for v in (input, output, cache_write, cache_read)]
-    one_hour = values[0] * 2 if cache_write_1h is None else int(Decimal(cache_write_1h) * _MICRO)
-    return ModelPrice(values[0], values[1], values[2], values[3], cache_write_1h=one_hour)
+    return ModelPrice(*values)
 
 
-# Anthropic: 5-minute cache writes cost 1.25x input, 1-hour writes 2x, reads 0.1x. The usage
-# object reports the 1-hour part of the writes apart (cache_creation.ephemeral_1h_input_tokens).
+# Anthropic: cache writes are the 5-minute tier (1.25x input); the 1-hour tier is not reported
+# apart by the API usage object, so it cannot be priced apart here.
 _OPUS_45 = _usd("5", "25", "6.25", "0.50")
 _OPUS_4 = _usd("15", "75", "18.75", "1.50")
 _SONNET_4 = _usd("3", "15", "3.75", "0.30")
 _HAIKU_45 = _usd("1", "5", "1.25", "0.10")
 
-# OpenAI bills no premium for writing its automatic cache (and has no 1-hour tier), so both
-# write prices are the input price.
+# OpenAI bills no premium for writing its automatic cache, so cache_write is the input price.
 _PRICES: dict[str, ModelPrice] = {
     "claude-opus-4-8": _OPUS_45,
     "claude-opus-4-7": _OPUS_45,
@@ -87,20 +95,20 @@ _PRICES: dict[str, ModelPrice] = {
     "claude-haiku-4-5": _HAIKU_45,
     "claude-3-5-haiku": _usd("0.80", "4", "1", "0.08"),
     "claude-3-haiku": _usd("0.25", "1.25", "0.30", "0.03"),
-    "gpt-5": _usd("1.25", "10", "1.25", "0.125", "1.25"),
-    "gpt-5-mini": _usd("0.25", "2", "0.25", "0.025", "0.25"),
-    "gpt-5-nano": _usd("0.05", "0.40", "0.05", "0.005", "0.05"),
-    "gpt-4.1": _usd("2", "8", "2", "0.50", "2"),
-    "gpt-4.1-mini": _usd("0.40", "1.60", "0.40", "0.10", "0.40"),
-    "gpt-4.1-nano": _usd("0.10", "0.40", "0.10", "0.025", "0.10"),
-    "gpt-4o": _usd("2.50", "10", "2.50", "1.25", "2.50"),
-    "gpt-4o-2024-05-13": _usd("5", "15", "5", "5", "5"),  # the first snapshot kept its launch price
-    "gpt-4o-mini": _usd("0.15", "0.60", "0.15", "0.075", "0.15"),
-    "o1": _usd("15", "60", "15", "7.50", "15"),
-    "o1-mini": _usd("1.10", "4.40", "1.10", "0.55", "1.10"),
-    "o3": _usd("2", "8", "2", "0.50", "2"),
-    "o3-mini": _usd("1.10", "4.40", "1.10", "0.55", "1.10"),
-    "o4-mini": _usd("1.10", "4.40", "1.10", "0.275", "1.10"),
+    "gpt-5": _usd("1.25", "10", "1.25", "0.125"),
+    "gpt-5-mini": _usd("0.25", "2", "0.25", "0.025"),
+    "gpt-5-nano": _usd("0.05", "0.40", "0.05", "0.005"),
+    "gpt-4.1": _usd("2", "8", "2", "0.50"),
+    "gpt-4.1-mini": _usd("0.40", "1.60", "0.40", "0.10"),
+    "gpt-4.1-nano": _usd("0.10", "0.40", "0.10", "0.025"),
+    "gpt-4o": _usd("2.50", "10", "2.50", "1.25"),
+    "gpt-4o-2024-05-13": _usd("5", "15", "5", "5"),  # the first snapshot kept its launch price
+    "gpt-4o-mini": _usd("0.15", "0.60", "0.15", "0.075"),
+    "o1": _usd("15", "60", "15", "7.50"),
+    "o1-mini": _usd("1.10", "4.40", "1.10", "0.55"),
+    "o3": _usd("2", "8", "2", "0.50"),
+    "o3-mini": _usd("1.10", "4.40", "1.10", "0.55"),
+    "o4-mini": _usd("1.10", "4.40", "1.10", "0.275"),
 }
 
 #: The built-in table: model name -> price. Read-only by convention; profiles override per model.
@@ -136,18 +144,10 @@ def _override_micro(value: object) -> int | None:
     return int(micro.to_integral_value(rounding=ROUND_HALF_UP))
 
 
-#: Cache prices a profile leaves out, as multiples of its input price (Anthropic's: 5-minute
-#: writes 1.25x, 1-hour writes 2x, reads 0.1x).
-CACHE_MULTIPLIERS = {
-    "cache_write": Decimal("1.25"),
-    "cache_write_1h": Decimal("2"),
-    "cache_read": Decimal("0.1"),
-}
-
-
 def _from_override(override: Mapping[str, float | None], table: ModelPrice | None) -> ModelPrice:
-    """A price from a profile's ``pricing``. A missing (or null) input or output price comes from
-    the table; a missing cache price is derived from the input price by the standard multipliers."""
+    """A price from a profile's ``pricing``. A missing (or null) cache price is derived from the
+    input price with the standard multipliers (:data:`CACHE_MULTIPLIERS`); a missing input or
+    output price (the profile model requires both) falls back to the table, else 0."""
     given = {
         k: _override_micro(override.get(k))
         for k in ("input", "output", "cache_write", "cache_read", "cache_write_1h")
@@ -159,10 +159,7 @@ def _from_override(override: Mapping[str, float | None], table: ModelPrice | Non
 
     def cached(name: str) -> int:
         explicit = given[name]
-        if explicit is not None:
-            return explicit
-        derived = Decimal(input_price) * CACHE_MULTIPLIERS[name]
-        return int(derived.to_integral_value(rounding=ROUND_HALF_UP))
+        return explicit if explicit is not None else derived_cache_price(input_price, name)
 
     return ModelPrice(
         input_price,
@@ -188,12 +185,16 @@ def cost_micro(
         price = table
     else:
         return 0, f"unknown model {model!r}: cost 0 (no price in the {PRICE_TABLE_DATE} table)"
+    # 1-hour cache writes are part of cache_creation_input_tokens, priced at their own rate.
     one_hour = min(usage.cache_write_1h_input_tokens, usage.cache_creation_input_tokens)
+    one_hour_price = price.cache_write_1h
+    if one_hour_price is None:
+        one_hour_price = derived_cache_price(price.input, "cache_write_1h")
     total = (
         usage.input_tokens * price.input
         + usage.output_tokens * price.output
         + (usage.cache_creation_input_tokens - one_hour) * price.cache_write
-        + one_hour * price.cache_write_1h
+        + one_hour * one_hour_price
         + usage.cache_read_input_tokens * price.cache_read
     )
     return (total + _MICRO // 2) // _MICRO, None

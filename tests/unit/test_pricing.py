@@ -15,6 +15,7 @@ from scriptorium.llm.pricing import (
     PRICE_TABLE_SOURCE,
     ModelPrice,
     cost_micro,
+    derived_cache_price,
     price_for,
 )
 
@@ -26,10 +27,8 @@ def test_the_table_is_dated_and_sourced() -> None:
 
 def test_every_price_is_integer_micro_usd_per_million_tokens() -> None:
     for price in PRICE_TABLE.values():
-        assert all(type(v) is int and v >= 0 for v in vars(price).values())
-    assert PRICE_TABLE["claude-sonnet-4-6"] == ModelPrice(
-        3_000_000, 15_000_000, 3_750_000, 300_000, cache_write_1h=6_000_000
-    )
+        assert all(type(v) is int and v >= 0 for v in vars(price).values() if v is not None)
+    assert PRICE_TABLE["claude-sonnet-4-6"] == ModelPrice(3_000_000, 15_000_000, 3_750_000, 300_000)
 
 
 @pytest.mark.parametrize(
@@ -89,26 +88,29 @@ def test_a_profile_override_wins_and_is_converted_exactly() -> None:
 
 
 def test_an_override_prices_an_unknown_model_and_derives_cache_classes_from_input() -> None:
-    """Missing cache prices are the input price times 1.25 (5-minute write), 2 (1-hour write)
-    and 0.1 (read)."""
-    usage = Usage(
-        cache_creation_input_tokens=2 * 10**6,
-        cache_write_1h_input_tokens=10**6,
-        cache_read_input_tokens=10**6,
-    )
-    # 1M 5-minute writes at 2.50 + 1M 1-hour writes at 4.00 + 1M reads at 0.20
-    assert cost_micro("my-local-llama", usage, {"input": 2.0, "output": 4.0}) == (6_700_000, None)
+    """Cache write 1.25x and cache read 0.1x of the override's input price."""
+    usage = Usage(cache_creation_input_tokens=10**6, cache_read_input_tokens=10**6)
+    assert cost_micro("my-local-llama", usage, {"input": 2.0, "output": 4.0}) == (2_700_000, None)
 
 
 def test_an_override_without_cache_prices_derives_them_from_its_own_input_price() -> None:
+    """A profile's input price decides its cache prices, not the table's (which it overrides)."""
     usage = Usage(cache_read_input_tokens=10**6)
     assert cost_micro("claude-sonnet-4-6", usage, {"input": 1.0, "output": 1.0}) == (100_000, None)
 
 
-def test_null_cache_prices_are_derived_like_missing_ones() -> None:
-    usage = Usage(cache_read_input_tokens=10**6)
-    override = {"input": 1.0, "output": 1.0, "cache_read": None}
-    assert cost_micro("claude-sonnet-4-6", usage, override) == (100_000, None)
+def test_null_cache_prices_mean_the_same_as_missing_ones() -> None:
+    usage = Usage(cache_creation_input_tokens=10**6, cache_read_input_tokens=10**6)
+    override = {"input": 2.0, "output": 4.0, "cache_write": None, "cache_read": None}
+    assert cost_micro("x", usage, override) == cost_micro("x", usage, {"input": 2.0, "output": 4.0})
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("cache_write", 3_750_000), ("cache_write_1h", 6_000_000), ("cache_read", 300_000)],
+)
+def test_derived_cache_prices_use_the_standard_multipliers(name: str, expected: int) -> None:
+    assert derived_cache_price(3_000_000, name) == expected
 
 
 def test_each_cache_class_is_priced_apart_and_rounded_once() -> None:
