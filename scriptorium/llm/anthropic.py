@@ -29,6 +29,7 @@ from scriptorium.llm.anthropic_schema import (
     reduce_schema_cached,
     tool_name,
 )
+from scriptorium.llm.media_blocks import anthropic_messages
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -258,7 +259,7 @@ class _Call:
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": settings.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": anthropic_messages(request),
         }
         system = request.system or ""
         spec = request.structured_output

@@ -123,12 +123,15 @@ class LLMRequest(BaseModel):
     #: The profile file the request's target came from, for paths in ``options`` relative to it.
     #: Not part of ``hash_form``.
     profile_source: str | None = None
+    #: The bytes of the media parts in ``messages``, by their ``sha256``: what an adapter encodes
+    #: into the request. Never dumped, shown in a repr or hashed (the parts' digests are).
+    media: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""
         return {
             "system": self.system,
-            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "messages": [m.hash_form() for m in self.messages],
             "target": self.target.hash_form(),
             "settings": self.settings.model_dump(mode="json"),
             "structured_output": None

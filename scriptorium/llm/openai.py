@@ -30,6 +30,7 @@ from pydantic import SecretStr
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm import pricing
 from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.media_blocks import openai_messages
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
 from scriptorium.llm.openai_schema import strict_schema
 from scriptorium.llm.retry import (
@@ -41,7 +42,7 @@ from scriptorium.llm.retry import (
     classify_http,
 )
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message
+from scriptorium.prompt.model import Message, content_text
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "build_params", "parse_completion"]
 
@@ -97,7 +98,7 @@ def _max_tokens_field(request: LLMRequest) -> str:
 
 
 def _mentions_json(system: str | None, request: LLMRequest) -> bool:
-    texts = [system or "", *(m.content for m in request.messages)]
+    texts = [system or "", *(content_text(m.content) for m in request.messages)]
     return any("json" in t.lower() for t in texts)
 
 
@@ -167,10 +168,10 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
                 system = f"{system}\n\n{note}" if system else note
             params["response_format"] = {"type": "json_object"}
 
-    messages: list[dict[str, str]] = []
+    messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system})
-    messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+    messages.extend(openai_messages(request))
     params["messages"] = messages
     return params, strategy
 

@@ -21,7 +21,7 @@ from jinja2 import Template, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.meta import find_undeclared_variables
 
-from scriptorium.artifact.model import Artifact
+from scriptorium.artifact.model import Artifact, BinaryTextError
 from scriptorium.errors import PromptRenderError, describe
 from scriptorium.hashing import hash_json
 from scriptorium.prompt._sandbox import (
@@ -36,6 +36,7 @@ from scriptorium.prompt._sandbox import (
 from scriptorium.prompt._sandbox import MAX_INT_BITS as MAX_INT_BITS
 from scriptorium.prompt._sandbox import FilterCheck as FilterCheck
 from scriptorium.prompt.model import Message, RenderedPrompt
+from scriptorium.prompt.placement import MediaPlacement
 from scriptorium.promptdef.model import PromptDefinition
 
 __all__ = [
@@ -103,6 +104,8 @@ def _render_error(err: Exception, prompt_id: str | None, place: _Place) -> Promp
         kind, detail = "undefined value", str(err)
     elif isinstance(err, SecurityError):
         kind, detail = "sandbox violation", str(err)
+    elif isinstance(err, BinaryTextError):
+        kind, detail = "binary artifact", str(err)
     elif isinstance(err, BoundExceeded):
         kind, detail = "render bound exceeded", str(err)
     elif isinstance(err, RecursionError):
@@ -210,7 +213,11 @@ class JinjaRenderer:
                 prompt_id=definition.id,
             )
         compiled = self._compiled(definition, cache_key)
-        views = {name: artifact.template_view() for name, artifact in artifacts.items()}
+        placement = MediaPlacement.for_artifacts(artifacts, definition.id)
+        if placement is None:
+            views = {name: artifact.template_view() for name, artifact in artifacts.items()}
+        else:
+            views = {name: placement.view(artifact) for name, artifact in artifacts.items()}
         context = {**inputs, _RESERVED: views}
         budget = Budget(self._env.max_chars, self._max_steps, self._max_built)
         token = CURRENT_BUDGET.set(budget)
@@ -226,13 +233,25 @@ class JinjaRenderer:
         *section_texts, session_id = texts
         system: list[str] = []
         messages: list[Message] = []
-        for section, text in zip(definition.sections, section_texts, strict=True):
+        for place, section, text in zip(
+            compiled.places, definition.sections, section_texts, strict=False
+        ):
             if not text:
                 continue  # a section that renders empty (say, a false {% if %}) is left out
+            if placement is not None and section.role != "user":
+                text = placement.text_only(text, place.where, place.label)
             if section.role == "system":
                 system.append(text)
+            elif placement is not None and section.role == "user":
+                messages.append(
+                    Message(role="user", content=placement.content(text, place.where, place.label))
+                )
             else:
                 messages.append(Message(role=section.role, content=text))
+        if placement is not None:
+            messages = placement.complete(messages)
+            if session_id is not None:
+                session_id = placement.text_only(session_id, "the session id", "session_id")
         if session_id is not None and len(session_id) > MAX_SESSION_ID_CHARS:
             raise PromptRenderError(
                 f"the session id renders to {len(session_id):,} characters "

@@ -79,7 +79,7 @@ def prompt_and_request_hashes(
     (the output contract's), so its serialised spec can be reused."""
     if not _state["assemble"]:
         return hash_json(rendered.hash_form()), hash_json(request.hash_form())
-    messages = canonical_json([{"role": m.role, "content": m.content} for m in request.messages])
+    messages = canonical_json([m.hash_form() for m in request.messages])
     system = canonical_json(request.system)
     prompt = b'{"messages":' + messages + b',"system":' + system + b"}"
     settings = _frozen_bytes(request.settings, _settings_json)

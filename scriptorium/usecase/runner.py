@@ -23,6 +23,7 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.media import check_media, media_bytes
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
@@ -219,7 +220,9 @@ class Runner:
             pricing=None if profile.pricing is None else profile.pricing.model_dump(),
             options=profile.options,
             profile_source=profile.source,
+            media=media_bytes(rendered.messages, artifacts),
         )
+        check_media(llm_request, prompt_id=prompt_id, profile=profile.name)
         prompt_hash, request_hash = prompt_and_request_hashes(
             rendered, llm_request, contract.schema_hash
         )
