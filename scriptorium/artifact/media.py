@@ -207,8 +207,13 @@ def pdf_page_count(data: bytes) -> int | None:
 
 
 def check_media_bytes(name: str, ref: str, data: bytes, media_type: str) -> None:
-    """``ArtifactLoadError`` unless ``data`` is what its declared media ``media_type`` says: the
-    magic bytes agree, and an image's header gives its dimensions. Other types pass unchecked."""
+    """``ArtifactLoadError`` unless the magic bytes of ``data`` agree with its declared media
+    ``media_type``. Other types pass unchecked.
+
+    Only the format is checked here. Whether a provider takes the image (its dimensions) is a
+    question about the request, asked in ``prepare`` (:func:`scriptorium.llm.media.check_media`);
+    a header too short to give dimensions passes both, and the provider has the last word.
+    """
     base = base_type(media_type)
     if base not in MEDIA_TYPES:
         return
@@ -221,11 +226,3 @@ def check_media_bytes(name: str, ref: str, data: bytes, media_type: str) -> None
             artifact=name,
             path=ref or None,
         )
-    if base in IMAGE_TYPES:
-        size = image_size(data, base)
-        if size is None or size[0] < 1 or size[1] < 1:
-            raise ArtifactLoadError(
-                f"artifact {name!r}: {where} has a truncated or malformed {base} header",
-                artifact=name,
-                path=ref or None,
-            )

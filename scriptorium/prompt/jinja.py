@@ -47,6 +47,7 @@ __all__ = [
     "CacheInfo",
     "JinjaRenderer",
     "check_syntax",
+    "template_artifact_fields",
     "template_artifacts",
     "template_variables",
 ]
@@ -388,3 +389,40 @@ def template_artifacts(definition: PromptDefinition) -> set[str]:
             if named and isinstance(item.arg, nodes.Const) and isinstance(item.arg.value, str):
                 names.add(item.arg.value)
     return names
+
+
+def template_artifact_fields(definition: PromptDefinition) -> set[tuple[str, str]]:
+    """``(name, field)`` for every ``artifacts.<name>.<field>`` the templates read (attribute or
+    constant subscript, in any mix), so ``check`` can tell ``.text`` reads from ``.block``s.
+
+    Raises ``PromptRenderError`` for a template that does not parse.
+    """
+    env, found = _lint_environment(), set()
+    for place, source in _places(definition):
+        if source is None:
+            continue
+        with _translating(definition.id, place):
+            tree = env.parse(source)
+        for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+            assert isinstance(node, nodes.Getattr | nodes.Getitem)
+            field = _constant_key(node)
+            name = None if field is None else _artifact_name(node.node)
+            if name is not None and field is not None:
+                found.add((name, field))
+    return found
+
+
+def _constant_key(node: nodes.Getattr | nodes.Getitem) -> str | None:
+    if isinstance(node, nodes.Getattr):
+        return node.attr
+    arg = node.arg
+    return arg.value if isinstance(arg, nodes.Const) and isinstance(arg.value, str) else None
+
+
+def _artifact_name(node: nodes.Node) -> str | None:
+    """``<name>`` when ``node`` is ``artifacts.<name>`` or ``artifacts["<name>"]``."""
+    if isinstance(node, nodes.Getattr | nodes.Getitem):
+        base = node.node
+        if isinstance(base, nodes.Name) and base.name == _RESERVED:
+            return _constant_key(node)
+    return None

@@ -76,7 +76,7 @@ def content_text(content: Content) -> str:
     return "\n\n".join(
         part.text
         if isinstance(part, TextPart)
-        else f"[{part.media_type} {part.name}: {part.size} bytes, {part.sha256}]"
+        else f"[media {part.name}: {part.media_type}, {part.size:,} bytes, {part.sha256}]"
         for part in content
     )
 

@@ -69,9 +69,13 @@ class MediaPlacement:
             view["block"] = f"{_PREFIX}{self._nonce}:{index}]]"
         return view
 
+    def _holds_nonce(self, text: str) -> bool:
+        # Case-blind: a block passed through ``upper`` must not slip out as text either.
+        return self._nonce in text.lower()
+
     def text_only(self, text: str, where: str, label: str) -> str:
         """``text`` of a place media cannot go (system prompt, assistant turn, session id)."""
-        if self._nonce in text:
+        if self._holds_nonce(text):
             raise PromptRenderError(
                 f"{where} places a media artifact; images and PDFs go in user sections only",
                 prompt_id=self._prompt_id,
@@ -82,7 +86,7 @@ class MediaPlacement:
     def content(self, text: str, where: str, label: str) -> str | tuple[Part, ...]:
         """A user section's rendered text as content: the text itself when it places no media,
         else text and media parts in order (text around a block is stripped; empty text dropped)."""
-        if self._nonce not in text:
+        if not self._holds_nonce(text):
             return text
         parts: list[Part] = []
         start = 0
@@ -99,7 +103,7 @@ class MediaPlacement:
         return tuple(parts)
 
     def _text(self, parts: list[Part], text: str, where: str, label: str) -> None:
-        if self._nonce in text:
+        if self._holds_nonce(text):
             raise self._altered(where, label)
         text = text.strip()
         if text:
