@@ -30,6 +30,7 @@ from scriptorium.llm.anthropic_schema import (
     tool_name,
 )
 from scriptorium.llm.media_blocks import anthropic_messages
+from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -170,7 +171,8 @@ class AnthropicClient:
         client = self._clients.sync(call.base_url, call.key)
 
         def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            raw = client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
+            with call.wire.sending(client, call.params) as params:
+                raw = client.messages.with_raw_response.create(**params, timeout=timeout_s)
             return call.read(raw.http_response.content), raw.headers.get("request-id")
 
         started = time.perf_counter()
@@ -185,7 +187,8 @@ class AnthropicClient:
         client = await self._clients.async_(call.base_url, call.key)
 
         async def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            raw = await client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
+            with call.wire.sending(client, call.params) as params:
+                raw = await client.messages.with_raw_response.create(**params, timeout=timeout_s)
             return call.read(raw.http_response.content), raw.headers.get("request-id")
 
         started = time.perf_counter()
@@ -242,6 +245,7 @@ class _Call:
         self.wrapped = False  # tool input wraps a non-object root schema under "value"
         self.dropped: list[str] = []
         self.ignored: list[str] = []
+        self.wire = MediaWire()  # media base64 is spliced in as the body is sent
         self.params = self._params()
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
@@ -259,7 +263,7 @@ class _Call:
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": settings.max_tokens,
-            "messages": anthropic_messages(request),
+            "messages": anthropic_messages(request, self.wire.encode),
         }
         system = request.system or ""
         spec = request.structured_output

@@ -30,7 +30,8 @@ from pydantic import SecretStr
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm import pricing
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.media_blocks import openai_messages
+from scriptorium.llm.media_blocks import b64_text, openai_messages
+from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
 from scriptorium.llm.openai_schema import strict_schema
 from scriptorium.llm.retry import (
@@ -102,7 +103,9 @@ def _mentions_json(system: str | None, request: LLMRequest) -> bool:
     return any("json" in t.lower() for t in texts)
 
 
-def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
+def build_params(
+    request: LLMRequest, *, wire: MediaWire | None = None
+) -> tuple[dict[str, Any], str | None]:
     """The Chat Completions parameters for ``request`` and the structured strategy used.
 
     ``top_k`` is not sent: OpenAI has no such parameter and rejects unknown ones. Strategies:
@@ -171,7 +174,7 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
     messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system})
-    messages.extend(openai_messages(request))
+    messages.extend(openai_messages(request, b64_text if wire is None else wire.encode))
     params["messages"] = messages
     return params, strategy
 
@@ -359,10 +362,14 @@ class OpenAIClient:
         key = _key_value(request)
         client = self._clients.sync(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
-        params, strategy = build_params(request)
+        wire = MediaWire()  # media base64 is spliced in as the body is sent
+        params, strategy = build_params(request, wire=wire)
 
         def attempt(timeout_s: float) -> _Attempt:
-            response = client.chat.completions.with_raw_response.create(**params, timeout=timeout_s)
+            with wire.sending(client, params) as sent:
+                response = client.chat.completions.with_raw_response.create(
+                    **sent, timeout=timeout_s
+                )
             return _read(response.http_response, strategy)
 
         result, attempts, _ = call_with_retry(
@@ -381,12 +388,14 @@ class OpenAIClient:
         key = _key_value(request)
         client = await self._clients.async_(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
-        params, strategy = build_params(request)
+        wire = MediaWire()
+        params, strategy = build_params(request, wire=wire)
 
         async def attempt(timeout_s: float) -> _Attempt:
-            response = await client.chat.completions.with_raw_response.create(
-                **params, timeout=timeout_s
-            )
+            with wire.sending(client, params) as sent:
+                response = await client.chat.completions.with_raw_response.create(
+                    **sent, timeout=timeout_s
+                )
             return _read(response.http_response, strategy)
 
         result, attempts, _ = await acall_with_retry(
