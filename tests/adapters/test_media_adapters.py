@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scriptorium import Engine
+from scriptorium import ArtifactContent, Engine, RunRequest
 from scriptorium._testing import media
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium._testing.openai_server import FakeOpenAIServer
@@ -321,3 +321,36 @@ def test_cassettes_never_store_media_bytes(engine: Engine, project: Path) -> Non
     replayed = engine.run("look", profile="replay", artifacts=artifacts)
     assert replayed.output.text == recorded.output.text == "seen"
     assert replayed.prepared.request_hash == recorded.prepared.request_hash
+
+
+# --- by value ---------------------------------------------------------------------------------
+
+
+def test_media_given_by_value_are_sent_like_files(
+    claude: Engine, anthropic_server: FakeAnthropicServer
+) -> None:
+    """ArtifactContent bytes go through the same checks and blocks as a file's."""
+    scan = ArtifactContent(PNG, media_type="image/png", filename="scan.png")
+    result = claude.run("look", profile="claude", artifacts={"scan": scan})
+    (record,) = result.prepared.artifacts
+    assert (record.sha256, record.size, record.media_type) == (_sha(PNG), len(PNG), "image/png")
+    image = _content(anthropic_server)[1]
+    assert base64.b64decode(image["source"]["data"]) == PNG
+    forged = ArtifactContent(JPEG, media_type="image/png")
+    with pytest.raises(ArtifactLoadError, match="bytes are image/jpeg"):
+        claude.run("look", profile="claude", artifacts={"scan": forged})
+
+
+def test_media_by_value_from_json(claude: Engine, anthropic_server: FakeAnthropicServer) -> None:
+    """The JSON form ({"base64", "media_type"}) of a request decodes to the same part."""
+    request = RunRequest.model_validate(
+        {
+            "prompt_id": "look",
+            "profile": "claude",
+            "artifacts": {"doc": {"base64": _b64(PDF), "media_type": "application/pdf"}},
+        }
+    )
+    claude.run(request)
+    document = _content(anthropic_server)[0]
+    assert document["title"] == "doc"
+    assert base64.b64decode(document["source"]["data"]) == PDF
