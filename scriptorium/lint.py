@@ -151,6 +151,13 @@ class _Project:
             yield Problem(
                 file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
             )
+        if "media" in profile.options:
+            from scriptorium.llm.media import limits_for
+
+            try:
+                limits_for(profile.provider, profile.endpoint, profile.options)
+            except ScriptoriumError as err:
+                yield Problem(file, "profile_invalid", err.message)
 
     # -- prompts ---------------------------------------------------------------------------------
 

@@ -48,3 +48,17 @@ def test_placed_and_unplaced_media_are_clean(tmp_path: Path) -> None:
         "{{ artifacts.scan.block }} What does the document say?",
     )
     assert check_project(engine) == []
+
+
+def test_a_malformed_options_media_is_reported(tmp_path: Path) -> None:
+    """options.media lists image and pdf only."""
+    engine = engine_with(
+        tmp_path, "  scan: {media_type: image/png}\n", "{{ artifacts.scan.block }}"
+    )
+    (tmp_path / "profiles" / "local.yaml").write_text(
+        "provider: openai\nmodel: llava\nendpoint: http://127.0.0.1:8080/v1\n"
+        "api_key_env: LOCAL_KEY\noptions: {media: [image, video]}\n"
+    )
+    problems = check_project(engine)
+    assert [(p.file, p.kind) for p in problems] == [("profiles/local.yaml", "profile_invalid")]
+    assert "options.media" in problems[0].message
