@@ -19,6 +19,12 @@ from scriptorium._testing import media
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.errors import ArtifactLoadError, InvalidRequestError, ScriptoriumError
+from scriptorium.llm.anthropic import AnthropicClient
+from scriptorium.llm.model import LLMRequest, Target
+from scriptorium.llm.openai import OpenAIClient
+from scriptorium.llm.retry import RetryHooks
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import MediaPart, Message, TextPart
 
 PNG = media.png_text(["INVOICE 7"])
 JPEG = media.jpeg(640, 480)
@@ -353,4 +359,82 @@ def test_media_by_value_from_json(claude: Engine, anthropic_server: FakeAnthropi
     claude.run(request)
     document = _content(anthropic_server)[0]
     assert document["title"] == "doc"
+    assert base64.b64decode(document["source"]["data"]) == PDF
+
+
+# --- the wire: retries, async OpenAI, a client without the hook -------------------------------
+
+
+def _media_request(provider: str, url: str, **options: Any) -> LLMRequest:
+    part = MediaPart(name="doc", media_type="application/pdf", sha256=_sha(PDF), size=len(PDF))
+    return LLMRequest(
+        target=Target(provider=provider, model="m", endpoint=url),
+        api_key="k-test",
+        messages=(Message(role="user", content=(TextPart(text="Read it."), part)),),
+        settings=ExecutionSettings(max_retries=2),
+        media={_sha(PDF): PDF},
+        options=options,
+    )
+
+
+def _no_sleep(seconds: float) -> None:
+    return None
+
+
+def test_a_retried_request_sends_the_media_again(anthropic_server: FakeAnthropicServer) -> None:
+    """Each attempt's body is spliced afresh: the retry carries the same bytes."""
+    anthropic_server.reset()
+    anthropic_server.fail(529)
+    client = AnthropicClient(hooks=RetryHooks(sleep=_no_sleep, jitter=lambda low, high: 1.0))
+    with client:
+        response = client.generate(_media_request("anthropic", anthropic_server.url))
+    assert response.attempts == 2
+    for request in anthropic_server.requests:
+        assert isinstance(request.body, dict)
+        document = request.body["messages"][0]["content"][1]
+        assert base64.b64decode(document["source"]["data"]) == PDF
+
+
+def test_openai_async_sends_the_same_parts(openai_server: FakeOpenAIServer) -> None:
+    """agenerate splices through the async HTTP client's hook."""
+    openai_server.reset()
+
+    async def once() -> None:
+        client = OpenAIClient()
+        try:
+            await client.agenerate(_media_request("openai", openai_server.url, media=["pdf"]))
+        finally:
+            await client.aclose()
+
+    asyncio.run(once())
+    file = _content(openai_server)[1]["file"]
+    assert file["filename"] == "doc"
+    assert base64.b64decode(file["file_data"].split(",", 1)[1]) == PDF
+
+
+def test_an_sdk_client_without_the_hook_gets_base64_inline(
+    anthropic_server: FakeAnthropicServer,
+) -> None:
+    """A factory whose client has no HTTP client to hook still sends the real bytes."""
+    anthropic_server.reset()
+    import anthropic
+
+    class Wrapped:
+        """An SDK client seen through a wrapper that hides its HTTP client."""
+
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def post(self, *args: Any, **kwargs: Any) -> Any:
+            return self._inner.post(*args, **kwargs)
+
+        def close(self) -> None:
+            self._inner.close()
+
+    def factory(is_async: bool, api_key: str, base_url: str) -> Any:
+        return Wrapped(anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0))
+
+    with AnthropicClient(sdk_factory=factory) as client:
+        client.generate(_media_request("anthropic", anthropic_server.url))
+    document = _content(anthropic_server)[1]
     assert base64.b64decode(document["source"]["data"]) == PDF
