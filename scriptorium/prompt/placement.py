@@ -8,7 +8,7 @@ cannot forge a marker: it would have to contain a nonce that did not exist when 
 and a marker copied out of an earlier render carries a dead nonce, so it stays text.
 
 Media the template never places go at the start of the first user message, in the order the
-artifacts were given. Media belong in user turns only: a marker in the system prompt, an
+artifacts come in (the runner reads them by name). Media belong in user turns only: a marker in the system prompt, an
 assistant turn or the session id is a ``PromptRenderError``, as is a marker the template altered
 (filtered, sliced) so that it no longer reads whole.
 """
