@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm import pricing
+from scriptorium.llm import pricing, wire
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.media_blocks import b64_text, openai_messages
 from scriptorium.llm.media_wire import MediaWire
@@ -43,7 +43,7 @@ from scriptorium.llm.retry import (
     classify_http,
 )
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message, content_text
+from scriptorium.prompt.model import Message
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "build_params", "parse_completion"]
 
@@ -81,10 +81,6 @@ def _tool_name(structured: StructuredOutput) -> str:
     return name or "output"
 
 
-def _schema_text(schema: Any) -> str:
-    return json.dumps(schema, ensure_ascii=False, indent=None)
-
-
 def _max_tokens_field(request: LLMRequest) -> str:
     """``max_completion_tokens`` for api.openai.com (its reasoning models reject ``max_tokens``),
     ``max_tokens`` for other endpoints (what every compatible server understands); a profile may
@@ -98,13 +94,8 @@ def _max_tokens_field(request: LLMRequest) -> str:
     return "max_tokens"
 
 
-def _mentions_json(system: str | None, request: LLMRequest) -> bool:
-    texts = [system or "", *(content_text(m.content) for m in request.messages)]
-    return any("json" in t.lower() for t in texts)
-
-
 def build_params(
-    request: LLMRequest, *, wire: MediaWire | None = None
+    request: LLMRequest, *, media_wire: MediaWire | None = None
 ) -> tuple[dict[str, Any], str | None]:
     """The Chat Completions parameters for ``request`` and the structured strategy used.
 
@@ -114,7 +105,6 @@ def build_params(
     arguments are the output; ``prompt`` -> the schema in the system prompt.
     """
     settings: ExecutionSettings = request.settings
-    system = request.system
     params: dict[str, Any] = {"model": request.target.model}
     params[_max_tokens_field(request)] = settings.max_tokens
     if settings.temperature is not None:
@@ -124,23 +114,14 @@ def build_params(
     if settings.stop_sequences:
         params["stop"] = list(settings.stop_sequences)
 
-    strategy: str | None = None
     structured = request.structured_output
+    # The strategy and the system text come from the module prepare shows them from.
+    strategy = wire.openai_strategy(structured)
+    system = wire.openai_system(request, strategy)
     if structured is not None:
         schema = structured.schema_
         has_schema = structured.format == "json_schema" and isinstance(schema, dict)
-        strategy = "native" if structured.strategy == "auto" else structured.strategy
-        if strategy == "tool" and not (has_schema and strict_schema(schema) is not None):
-            strategy = "native"  # function parameters must be an object schema
-        if strategy == "prompt":
-            instruction = (
-                "Respond with only a JSON value that conforms to this JSON Schema, "
-                f"and no other text:\n{_schema_text(schema)}"
-                if has_schema
-                else "Respond with only a JSON value, and no other text."
-            )
-            system = f"{system}\n\n{instruction}" if system else instruction
-        elif strategy == "tool":
+        if strategy == "tool":
             name = _tool_name(structured)
             params["tools"] = [
                 {
@@ -154,7 +135,7 @@ def build_params(
                 }
             ]
             params["tool_choice"] = {"type": "function", "function": {"name": name}}
-        elif has_schema:
+        elif strategy != "prompt" and has_schema:
             reduced = strict_schema(schema)
             params["response_format"] = {
                 "type": "json_schema",
@@ -164,17 +145,14 @@ def build_params(
                     "strict": reduced is not None,
                 },
             }
-        else:
-            # JSON mode refuses prompts that never say "JSON"; say it rather than fail with a 400.
-            if not _mentions_json(system, request):
-                note = "Respond in JSON."
-                system = f"{system}\n\n{note}" if system else note
+        elif strategy != "prompt":
             params["response_format"] = {"type": "json_object"}
 
     messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system})
-    messages.extend(openai_messages(request, b64_text if wire is None else wire.encode))
+    encode = b64_text if media_wire is None else media_wire.encode
+    messages.extend(openai_messages(request, encode))
     params["messages"] = messages
     return params, strategy
 
@@ -246,6 +224,8 @@ def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage,
     )
     if isinstance(body.get("model"), str):
         metadata["response_model"] = body["model"]
+    if isinstance(body.get("service_tier"), str):
+        metadata["service_tier"] = body["service_tier"]
     return text, finish, usage, metadata
 
 
@@ -348,6 +328,9 @@ class OpenAIClient:
             metadata["request_id"] = request_id
         if note:
             metadata["pricing"] = note
+        ignored = wire.ignored_settings(_PROVIDER, request.settings)
+        if ignored:
+            metadata["ignored_settings"] = list(ignored)
         return LLMResponse(
             text=text,
             model=metadata.get("response_model") or request.target.model,
@@ -364,11 +347,11 @@ class OpenAIClient:
         key = _key_value(request)
         client = self._clients.sync(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
-        wire = MediaWire()  # media base64 is spliced in as the body is sent
-        params, strategy = build_params(request, wire=wire)
+        media_wire = MediaWire()  # media base64 is spliced in as the body is sent
+        params, strategy = build_params(request, media_wire=media_wire)
 
         def attempt(timeout_s: float) -> _Attempt:
-            with wire.sending(client, params) as sent:
+            with media_wire.sending(client, params) as sent:
                 response = client.chat.completions.with_raw_response.create(
                     **sent, timeout=timeout_s
                 )
@@ -390,11 +373,11 @@ class OpenAIClient:
         key = _key_value(request)
         client = await self._clients.async_(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
-        wire = MediaWire()
-        params, strategy = build_params(request, wire=wire)
+        media_wire = MediaWire()
+        params, strategy = build_params(request, media_wire=media_wire)
 
         async def attempt(timeout_s: float) -> _Attempt:
-            with wire.sending(client, params) as sent:
+            with media_wire.sending(client, params) as sent:
                 response = await client.chat.completions.with_raw_response.create(
                     **sent, timeout=timeout_s
                 )

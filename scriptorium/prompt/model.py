@@ -84,7 +84,7 @@ def content_text(content: Content) -> str:
 class Message(BaseModel):
     """One conversation turn: text, or text and media parts (:data:`Content`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     role: Literal["user", "assistant"]
     content: Content
@@ -115,7 +115,7 @@ class Message(BaseModel):
 class RenderedPrompt(BaseModel):
     """The system prompt and messages after rendering, plus the rendered session id."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     system: str | None = None
     messages: tuple[Message, ...] = ()
