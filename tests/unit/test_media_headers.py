@@ -3,6 +3,7 @@ the refusals a file that is not what its type says gets."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import SupportsIndex
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scriptorium._testing import media
+from scriptorium.artifact.files import FileReader
 from scriptorium.artifact.media import (
     MEDIA_TYPES,
     image_size,
@@ -183,3 +185,24 @@ def test_any_bytes_declared_as_media_end_in_an_artifact_or_a_sentinel(
         return
     assert artifact.media_type == media_type
     assert sniff_media_type(content) == media_type
+
+
+@pytest.mark.parametrize("kind", ["file", "memory"])
+def test_both_readers_check_media_alike(kind: str, tmp_path: Path) -> None:
+    """The file reader and the memory reader accept and refuse the same media bytes."""
+    files = {"good.pdf": SAMPLES["application/pdf"], "bad.pdf": SAMPLES["image/png"]}
+    reader: FileReader | MemoryReader
+    if kind == "file":
+        for name, data in files.items():
+            (tmp_path / name).write_bytes(data)
+        reader = FileReader(tmp_path)
+    else:
+        reader = MemoryReader(files)
+    good = reader.read("good.pdf", name="doc")
+    assert (good.media_type, good.size, good.text) == (
+        "application/pdf",
+        len(files["good.pdf"]),
+        None,
+    )
+    with pytest.raises(ArtifactLoadError, match="declared application/pdf, but its bytes are"):
+        reader.read("bad.pdf", name="doc")
