@@ -34,6 +34,7 @@ from scriptorium.llm.anthropic_body import (
     encode_body,
 )
 from scriptorium.llm.anthropic_cache import one_hour_writes
+from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -210,7 +211,8 @@ class AnthropicClient:
         client = self._clients.sync(call.base_url, call.key)
 
         def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            content, headers = post_messages(client, call.sent.body, timeout_s)
+            with call.wire.sending(client, call.sent.body) as body:
+                content, headers = post_messages(client, body, timeout_s)
             return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
@@ -225,7 +227,8 @@ class AnthropicClient:
         client = await self._clients.async_(call.base_url, call.key)
 
         async def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            content, headers = await apost_messages(client, call.sent.body, timeout_s)
+            with call.wire.sending(client, call.sent.body) as body:
+                content, headers = await apost_messages(client, body, timeout_s)
             return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
@@ -296,7 +299,8 @@ class _Call:
             )
         self.key = key
         self.base_url = request.target.endpoint or DEFAULT_BASE_URL
-        self.sent: MessagesBody = build_body(request)
+        self.wire = MediaWire()  # media base64 is spliced in as the body is sent
+        self.sent: MessagesBody = build_body(request, encode=self.wire.encode)
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         settings = self.request.settings

@@ -22,6 +22,7 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.media import check_media, media_bytes
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, TokenCount
 from scriptorium.llm.tokens import estimate_input_tokens
 from scriptorium.llm.wire import wire_view
@@ -268,7 +269,9 @@ class Runner:
             profile_source=profile.source,
             cache=cache,
             prompt_id=prompt_id,
+            media=media_bytes(rendered.messages, artifacts),
         )
+        check_media(llm_request, prompt_id=prompt_id, profile=profile.name)
         # What the provider's adapter sends: prepare shows that, not the request before it.
         view = wire_view(llm_request)
         prompt_hash, request_hash = prompt_and_request_hashes(
