@@ -52,7 +52,7 @@ APIKey = Annotated[RedactedSecretStr, BeforeValidator(_unwrap_secret)]
 class Target(BaseModel):
     """Where a request goes. ``explicit`` lists which fields a profile or override stated."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     provider: str
     model: str = ""
@@ -70,7 +70,7 @@ class Target(BaseModel):
 class StructuredOutput(BaseModel):
     """How the provider is asked for structured output."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     schema_: dict[str, Any] | bool | None = Field(default=None, alias="schema")
     name: str = "output"
@@ -82,7 +82,7 @@ class StructuredOutput(BaseModel):
 class Usage(BaseModel):
     """Token counts and cost. ``cost_micro`` is integer micro-USD; ``llm_calls`` counts HTTP requests."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
@@ -106,7 +106,7 @@ class Usage(BaseModel):
 class LLMRequest(BaseModel):
     """One generation request. ``api_key`` is the only place a key value lives."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     target: Target
     api_key: APIKey | None = None
@@ -144,7 +144,7 @@ class LLMRequest(BaseModel):
 class LLMResponse(BaseModel):
     """What a client returns. Every field but ``text`` has a default, so fakes stay short."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str = ""
     model: str = ""

@@ -32,7 +32,7 @@ def is_valid_prompt_id(prompt_id: object) -> bool:
 class ArtifactSpec(BaseModel):
     """What a prompt declares about one artifact it reads."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     required: bool = True
     media_type: str | None = Field(default=None, pattern=r"^[a-z*]+/[a-z0-9.+*-]+$")
@@ -43,7 +43,7 @@ class ArtifactSpec(BaseModel):
 class OutputSpec(BaseModel):
     """The output contract as written: ``schema`` stays a reference (or an inline object) here."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     format: OutputFormat = "text"
     schema_: str | dict[str, Any] | None = Field(default=None, alias="schema")
@@ -56,7 +56,7 @@ class OutputSpec(BaseModel):
 class Section(BaseModel):
     """One role section of the body, as template source (rendered on its own)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     role: Role
     template: str
@@ -65,7 +65,7 @@ class Section(BaseModel):
 class PromptDefinition(BaseModel):
     """A parsed ``.prompt.md`` file."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     id: str
     description: str | None = None

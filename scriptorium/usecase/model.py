@@ -46,7 +46,7 @@ class RunRequest(BaseModel):
     ``{"base64": ..., "media_type": ..., "filename": ...}``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     profile: str | None = None
@@ -64,7 +64,7 @@ class ArtifactRecord(BaseModel):
     content given in the request (its ``ref`` is then the content's filename, or empty).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str
     ref: str
@@ -83,7 +83,7 @@ class PreparedRun(BaseModel):
     source) but that the provider does not take, so they are not sent.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     prompt_version: int | str | None = None
@@ -107,7 +107,7 @@ class PreparedRun(BaseModel):
 class OutputRecord(BaseModel):
     """The final output text and its digest."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str
     sha256: str
@@ -116,7 +116,7 @@ class OutputRecord(BaseModel):
 class AttemptRecord(BaseModel):
     """One generation (initial or repair) and its verdict."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     kind: Literal["initial", "repair"]
     text: str
@@ -136,7 +136,7 @@ class RunResult(BaseModel):
     possibly empty), ``replayed`` for an answer from a cassette. It never holds a key.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     run_id: str
     started_at: datetime

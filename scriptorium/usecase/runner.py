@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import uuid
@@ -387,6 +386,8 @@ class Runner:
     async def _acall(
         self, call: _Call, plan: _Plan
     ) -> LLMResponse | RepairResult | LLMGenerateError:
+        import asyncio  # not at module level: already loaded here, and slow to import for sync use
+
         if isinstance(call, _Generate):
             with self._llm_boundary(plan, "calling the model"):
                 sync_client, async_client = self._client_kinds()
