@@ -92,6 +92,15 @@ def _max_tokens_field(request: LLMRequest) -> str:
     return "max_tokens"
 
 
+def _takes_cache_key(request: LLMRequest) -> bool:
+    """OpenAI's own endpoint takes ``prompt_cache_key``; a compatible server may refuse unknown
+    parameters, so it gets one only when its profile says ``options: {prompt_cache_key: true}``."""
+    endpoint = request.target.endpoint
+    if endpoint is None or "://api.openai.com" in endpoint:
+        return True
+    return request.options.get("prompt_cache_key") is True
+
+
 def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
     """The Chat Completions parameters for ``request`` and the structured strategy used.
 
@@ -149,6 +158,11 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
         messages.append({"role": "system", "content": system})
     messages.extend({"role": m.role, "content": m.content} for m in request.messages)
     params["messages"] = messages
+    cache = request.cache
+    if cache is not None and cache.key and _takes_cache_key(request):
+        # OpenAI caches prefixes by itself; the key routes every run of one prompt to the same
+        # cache.
+        params["prompt_cache_key"] = cache.key
     return params, strategy
 
 
