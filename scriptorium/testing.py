@@ -40,6 +40,7 @@ __all__ = [
     "MemoryPromptRepository",
     "Scripted",
     "SequentialIds",
+    "UnexpectedCall",
 ]
 
 #: One scripted turn: a text, a full response, an exception to raise, or a callable of the request
@@ -100,7 +101,7 @@ class FakeClient:
         with self._lock:
             self.requests.append(request)
             if not self._script:
-                raise AssertionError(_unexpected_call(request))
+                raise UnexpectedCall(_unexpected_call(request))
             item = self._script[min(self._turn, len(self._script) - 1)]
             self._turn += 1
         return item
@@ -134,6 +135,14 @@ class FakeClient:
                 value = await value
             return self._wrap(value)
         return self._wrap(item)
+
+
+class UnexpectedCall(AssertionError):
+    """Raised by a ``FakeClient`` with an empty script when it is called: the code under test
+    made a call it must not make. The runner lets it through untranslated (``fails_the_test``), so
+    the test fails with this message instead of an ``LLMGenerateError``."""
+
+    fails_the_test = True
 
 
 def _unexpected_call(request: LLMRequest) -> str:

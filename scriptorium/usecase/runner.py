@@ -523,12 +523,19 @@ def _pricing(profile: Profile) -> dict[str, float] | None:
     return None if profile.pricing is None else profile.pricing.model_dump(exclude_none=True)
 
 
+# Keys every RunResult.metadata has, None when the adapter did not report them, so consumers can
+# read them without guarding against absence.
+_METADATA_KEYS = ("request_id", "strategy", "service_tier", "pricing")
+
+
 def _result_metadata(response: LLMResponse, prepared: PreparedRun) -> dict[str, Any]:
     """The last generation's adapter metadata; ``ignored_settings`` always said, from the prepared
     run when the client did not report it (an injected client knows nothing of the provider)."""
     metadata = dict(response.metadata)
     if "ignored_settings" not in metadata:
         metadata["ignored_settings"] = list(prepared.ignored_settings)
+    for key in _METADATA_KEYS:
+        metadata.setdefault(key, None)
     return metadata
 
 
