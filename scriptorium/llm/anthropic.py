@@ -337,6 +337,9 @@ class _Call:
         if finish != stop_reason:
             metadata["provider_finish_reason"] = stop_reason
         raw_usage = body.get("usage")
+        tier = raw_usage.get("service_tier") if isinstance(raw_usage, dict) else None
+        if isinstance(tier, str):
+            metadata["service_tier"] = tier
         if raw_usage is None:
             # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
             metadata["usage_missing"] = True

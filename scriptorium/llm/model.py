@@ -61,9 +61,10 @@ class Target(BaseModel):
     explicit: tuple[str, ...] = ()
 
     def hash_form(self) -> dict[str, Any]:
-        """The target as it counts for ``request_hash``: where the request goes, not how the key
+        """The target as it counts for ``request_hash``: which provider and model answer. Neither
+        the endpoint (a proxy or a recording server in between changes no answer) nor how the key
         is found."""
-        return {"provider": self.provider, "model": self.model, "endpoint": self.endpoint}
+        return {"provider": self.provider, "model": self.model}
 
 
 class StructuredOutput(BaseModel):
@@ -116,13 +117,16 @@ class LLMRequest(BaseModel):
     session_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: Prices from the profile (USD per million tokens), overriding the built-in table.
-    pricing: dict[str, float] | None = None
+    pricing: dict[str, float | None] | None = None
     #: The profile's provider-specific ``options`` (``fake`` responses, ``replay`` cassette). Never
     #: secret: profile parsing refuses secret-looking values. Not part of ``hash_form``.
     options: dict[str, Any] = Field(default_factory=dict)
     #: The profile file the request's target came from, for paths in ``options`` relative to it.
     #: Not part of ``hash_form``.
     profile_source: str | None = None
+    #: The prompt definition the request was rendered from (None for a raw request). Informational
+    #: (fakes name it when refusing a call); never sent, not part of ``hash_form``.
+    prompt_id: str | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""

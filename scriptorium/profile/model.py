@@ -116,14 +116,17 @@ class SettingsPatch(BaseModel):
 
 
 class Pricing(BaseModel):
-    """Prices in USD per million tokens, per token class."""
+    """Prices in USD per million tokens, per token class. ``input`` and ``output`` are required;
+    a cache price left out (or null) is derived from ``input``: 5-minute cache write 1.25x,
+    1-hour cache write (``cache_write_1h``) 2x, cache read 0.1x."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_write: float | None = Field(default=None, ge=0)
-    cache_read: float | None = Field(default=None, ge=0)
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write_1h: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Profile(BaseModel):

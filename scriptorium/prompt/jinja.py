@@ -22,7 +22,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.meta import find_undeclared_variables
 
 from scriptorium.artifact.model import Artifact
-from scriptorium.errors import PromptRenderError, describe
+from scriptorium.errors import PromptLoadError, PromptRenderError, describe
 from scriptorium.hashing import hash_json
 from scriptorium.prompt._sandbox import (
     CURRENT_BUDGET,
@@ -310,17 +310,21 @@ class JinjaRenderer:
         templates: list[Template | None] = []
         constants: list[str | None] = []
         for place, source in places:
-            with _translating(definition.id, place):
-                template = None if source is None else compile_template(self._env, source)
-                templates.append(template)
-                constant = None
-                if (
-                    template is not None
-                    and source is not None
-                    and _is_plain_text(self._env, source)
-                ):
-                    constant = "".join(template.generate({})).strip()
-                constants.append(constant)
+            try:
+                with _translating(definition.id, place):
+                    compiled = None if source is None else compile_template(self._env, source)
+            except PromptRenderError as err:
+                # A template that does not compile is a broken file, whatever the inputs: a load
+                # failure, not a render failure (which depends on the inputs).
+                raise PromptLoadError(
+                    err.message, prompt_id=definition.id, path=definition.source, reason="invalid"
+                ) from (err.__cause__ or err)
+            templates.append(compiled)
+            constant = None
+            if compiled is not None and source is not None and _is_plain_text(self._env, source):
+                with _translating(definition.id, place):
+                    constant = "".join(compiled.generate({})).strip()
+            constants.append(constant)
         entry = _Compiled(
             tuple(place for place, _ in places),
             sources,

@@ -47,7 +47,8 @@ class OutputSpec(BaseModel):
 
     format: OutputFormat = "text"
     schema_: str | dict[str, Any] | None = Field(default=None, alias="schema")
-    repair_attempts: int = Field(default=0, ge=0, le=5)
+    #: Used only when a repairer is present (``Engine(repair=True)``, ``--repair``).
+    repair_attempts: int = Field(default=1, ge=0, le=5)
     strategy: Strategy = "auto"
     parse: ParseMode = "lenient"
 
