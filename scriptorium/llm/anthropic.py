@@ -18,6 +18,7 @@ import importlib
 import json
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -108,13 +109,25 @@ def _http_response_class() -> Any:
     return _response_class
 
 
+# SDK client -> the absolute Messages URL under its base URL. Given whole, the SDK sends to it as
+# it is instead of parsing the path and merging it into the base URL again on every request.
+_messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _messages_url(client: Any) -> str:
+    url = _messages_urls.get(client)
+    if url is None:
+        url = _messages_urls[client] = str(client.base_url).rstrip("/") + MESSAGES_PATH
+    return url
+
+
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """Send one prebuilt Messages API body with the SDK's lower-level ``post``: its auth, base URL,
     headers, timeout and error types, without its typed parameter and response layer. The body
     goes as bytes we encode (the SDK would walk and copy the dict, then encode it). Returns the
     response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
     response = client.post(
-        MESSAGES_PATH,
+        _messages_url(client),
         content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
@@ -125,7 +138,7 @@ def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[
 async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """The async twin of :func:`post_messages`."""
     response = await client.post(
-        MESSAGES_PATH,
+        _messages_url(client),
         content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
