@@ -68,8 +68,10 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
             "scriptorium serve needs the 'http' extra: pip install 'scriptorium[http]'"
         ) from err
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
 
-    engine = Engine(args.root, artifact_root=args.artifact_root)
+    # Without --artifact-root no file is read for a request: artifacts come by value.
+    engine = Engine(args.root, artifact_root=args.artifact_root, observer=observer_from_env())
     app = create_app(engine, token=token, concurrency=args.concurrency)
     server = uvicorn.Server(
         uvicorn.Config(
