@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -126,6 +126,9 @@ class Guard:
                     headers={"WWW-Authenticate": "Bearer"},
                 )
             await self.app(scope, receive, tagged)
+        except ClientDisconnect:
+            # The caller hung up while sending its body: nobody is left to answer.
+            state["status"] = 499
         except Exception as err:
             if state["status"]:
                 # The answer has begun: nothing can be said any more but to the log.
