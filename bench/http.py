@@ -68,14 +68,15 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving(project: Path, concurrency: int) -> Iterator[tuple[int, int]]:
+def serving(project: Path, concurrency: int | None) -> Iterator[tuple[int, int]]:
     """``scriptorium serve`` over ``project`` in a subprocess; yields its port and process id
     once it answers."""
     port = _free_port()
     env = {**os.environ, KEY_ENV: API_KEY}
     env.pop("SCRIPTORIUM_HTTP_TOKEN", None)
     proc = subprocess.Popen(
-        [*_SERVE, "--root", str(project), "--port", str(port), "--concurrency", str(concurrency)],
+        [*_SERVE, "--root", str(project), "--port", str(port)]
+        + ([] if concurrency is None else ["--concurrency", str(concurrency)]),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -243,15 +244,18 @@ async def _pairs(
     return lib_blocks, http_blocks
 
 
-def measure(sizes: Sizes) -> dict[str, tuple[list[Block], list[Block]]]:
-    """Blocks for one request at a time (no latency) and for many in flight (50 ms latency)."""
+def measure(
+    sizes: Sizes, server_concurrency: int | None = None
+) -> dict[str, tuple[list[Block], list[Block]]]:
+    """Blocks for one request at a time (no latency) and for many in flight (50 ms latency).
+    ``server_concurrency``: ``serve --concurrency`` (None: its default)."""
     out: dict[str, tuple[list[Block], list[Block]]] = {}
     gc.collect()
     gc.freeze()  # as a long-running server's start-up objects, not rescanned by every collection
     for key, latency, concurrent in (("one", 0.0, False), ("many", sizes.latency_s, True)):
         with (
             serve(latency) as url,
-            serving(make_project(url), sizes.concurrency + 56) as (port, pid),
+            serving(make_project(url), server_concurrency) as (port, pid),
         ):
             out[key] = asyncio.run(_pairs(url, port, pid, sizes, concurrent))
     return out
@@ -277,9 +281,17 @@ def _report(title: str, lib: list[Block], http: list[Block]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.http", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="a few requests (CI)")
+    parser.add_argument(
+        "--server-concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve --concurrency (default: serve's own default, 64)",
+    )
     args = parser.parse_args(argv)
     sizes = SMOKE if args.smoke else FULL
-    got = measure(sizes)
+    got = measure(sizes, args.server_concurrency)
+    bound = args.server_concurrency or "64 (default)"
     lib, http = got["one"]
     _report("HTTP API: one request at a time, no server latency", lib, http)
     wall = paired_ratio([b.ms_per_run for b in http], [b.ms_per_run for b in lib])
@@ -294,7 +306,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print()
     lib, http = got["many"]
-    title = f"HTTP API: {sizes.concurrency} in flight, {sizes.latency_s * 1000:.0f} ms latency"
+    title = (
+        f"HTTP API: {sizes.concurrency} in flight, {sizes.latency_s * 1000:.0f} ms latency, "
+        f"serve --concurrency {bound}"
+    )
     _report(title, lib, http)
     rate = paired_ratio([b.per_s for b in http], [b.per_s for b in lib])
     capacity = paired_ratio([b.cpu_ms_per_run for b in lib], [b.cpu_ms_per_run for b in http])
