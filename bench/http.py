@@ -8,7 +8,11 @@ the library, both against the loopback Anthropic server.
   the loopback hop, uvicorn, the app's routing, auth, body parse, result serialisation and access
   log line, and the client's read.
 - **Throughput at 200 in flight**: 50 ms server latency, 200 workers each looping until the total
-  is done; runs per second for each, and the ratio HTTP / library.
+  is done; runs per second for each, and the ratio HTTP / library. The server runs with its
+  default concurrency bound unless ``--server-concurrency`` says otherwise.
+
+Each block also records the serving side's CPU (this process for the library, the server process
+for HTTP), steadier than wall time on a shared machine.
 
 The HTTP client is a minimal keep-alive HTTP/1.1 client on asyncio streams (one connection per
 worker), so what is measured is the server, not an HTTP client library's own cost. Every answer

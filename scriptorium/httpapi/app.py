@@ -134,7 +134,7 @@ class Guard:
                 # The answer has begun: nothing can be said any more but to the log.
                 _log.error("request %s failed after its answer began", rid, exc_info=err)
             else:
-                await _failure(err, rid)(scope, receive, tagged)
+                await _failure(err, rid, self.service.roots)(scope, receive, tagged)
         finally:
             if _access.isEnabledFor(logging.INFO):
                 route = getattr(scope.get("route"), "path", None)
@@ -156,17 +156,27 @@ class Guard:
                 )
 
 
-def _failure(err: Exception, rid: str) -> Response:
+def _failure(err: Exception, rid: str, roots: tuple[str, ...]) -> Response:
     if isinstance(err, ApiError):
         return json_response(error_body(err, rid), err.status, err.headers)
     if isinstance(err, ScriptoriumError):
-        return json_response(error_body(err, rid), status_for(err), retry_after_header(err))
+        body = error_body(err, rid, roots=roots)
+        return json_response(body, status_for(err), retry_after_header(err))
     # A bug of ours. The type only: a foreign message could quote anything it was given.
     _log.error("request %s: unexpected %s", rid, type(err).__name__, exc_info=err)
     internal = ApiError(
         500, "internal", f"unexpected {type(err).__name__}; the server log has request {rid}"
     )
     return json_response(error_body(internal, rid), 500)
+
+
+def _roots(engine: Engine) -> tuple[str, ...]:
+    # Where the project and the artifacts live, as the messages may spell them.
+    found: set[str] = set()
+    for path in (getattr(engine, "root", None), getattr(engine, "artifact_root", None)):
+        if path is not None:
+            found.update({str(path.absolute()), str(path.resolve())})
+    return tuple(found)
 
 
 def create_app(
@@ -196,6 +206,7 @@ def create_app(
     if allow_artifact_refs is None:
         allow_artifact_refs = getattr(engine, "artifact_root", None) is not None
     service = Service(
+        roots=_roots(engine),
         engine=engine,
         token=token,
         max_body_bytes=max_body_bytes,

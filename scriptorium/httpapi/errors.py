@@ -140,11 +140,13 @@ def error_body(
     request_id: str,
     *,
     secrets: Iterable[str | None] = (),
+    roots: Iterable[str] = (),
 ) -> dict[str, Any]:
     """``{"error": {"code", "message", "request_id", "retryable", ...safe fields}}``.
 
     ``secrets`` (a key the request carried) are scrubbed from the message once more: the sentinels
-    never hold one, but the body is the last door before the network.
+    never hold one, but the body is the last door before the network. ``roots`` are the server's
+    directories (absolute): a message naming one shows it as ``.`` instead.
     """
     if isinstance(err, ApiError):
         fields = {k: v for k, v in err.fields.items() if v is not None}
@@ -162,6 +164,9 @@ def error_body(
                 fields["reason"] = reason
         retryable = _retryable(err)
         code, message = err.code, err.message
+    for root in sorted(roots, key=len, reverse=True):
+        if root and root != os.sep:
+            message = message.replace(root, ".")
     body: dict[str, Any] = {
         "code": code,
         "message": errors.redact(message, secrets),

@@ -122,3 +122,9 @@ def test_http_layer_errors_render_like_sentinels() -> None:
             "retryable": False,
         }
     }
+
+
+def test_the_servers_directories_are_shown_as_dot() -> None:
+    err = errors.PromptLoadError("prompt 'x': not found in /srv/project/prompts")
+    message = error_body(err, "r", roots=["/srv/project", "/srv"])["error"]["message"]
+    assert message == "prompt 'x': not found in ./prompts"
