@@ -78,20 +78,9 @@ class ApiError(Exception):
         self.fields = fields
 
 
-def _load_reason(err: errors.ScriptoriumError) -> str | None:
-    reason = getattr(err, "reason", None)
-    if reason is None:
-        # Repositories that do not state a reason yet: a missing file is their cause's kind.
-        from scriptorium._files import FileProblem
-
-        cause = err.__cause__
-        if isinstance(cause, FileProblem) and cause.kind == "missing":
-            return "not_found"
-    return reason if isinstance(reason, str) else None
-
-
-def _load_status(err: errors.ScriptoriumError) -> int:
-    return 404 if _load_reason(err) == "not_found" else 500
+def _load_status(err: errors.PromptLoadError | errors.ProfileLoadError) -> int:
+    # Missing is the caller's mistake; a file that is there but broken is the operator's.
+    return 404 if err.reason == "not_found" else 500
 
 
 def status_for(err: errors.ScriptoriumError) -> int:
@@ -158,10 +147,6 @@ def error_body(
         if isinstance(fields.get("path"), str) and os.path.isabs(fields["path"]):
             # Where the server keeps its files is not the caller's business.
             del fields["path"]
-        if isinstance(err, errors.PromptLoadError | errors.ProfileLoadError):
-            reason = _load_reason(err)
-            if reason is not None:
-                fields["reason"] = reason
         retryable = _retryable(err)
         code, message = err.code, err.message
     for root in sorted(roots, key=len, reverse=True):
