@@ -18,6 +18,7 @@ __all__ = [
     "CONFIGURATION_CODES",
     "ApiError",
     "error_body",
+    "public_message",
     "retry_after_header",
     "status_for",
 ]
@@ -117,6 +118,17 @@ def retry_after_header(err: errors.ScriptoriumError) -> dict[str, str]:
     return {"Retry-After": str(seconds)}
 
 
+def public_message(
+    message: str, *, roots: Iterable[str] = (), secrets: Iterable[str | None] = ()
+) -> str:
+    """``message`` as a caller may see it: the server's directories shown as ``.``, secrets
+    scrubbed."""
+    for root in sorted(roots, key=len, reverse=True):
+        if root and root != os.sep:
+            message = message.replace(root, ".")
+    return errors.redact(message, secrets)
+
+
 def _retryable(err: errors.ScriptoriumError) -> bool:
     if isinstance(err, errors.LLMGenerateError):
         # A 503 always invites a retry (after Retry-After), whatever the client decided.
@@ -149,12 +161,9 @@ def error_body(
             del fields["path"]
         retryable = _retryable(err)
         code, message = err.code, err.message
-    for root in sorted(roots, key=len, reverse=True):
-        if root and root != os.sep:
-            message = message.replace(root, ".")
     body: dict[str, Any] = {
         "code": code,
-        "message": errors.redact(message, secrets),
+        "message": public_message(message, roots=roots, secrets=secrets),
         "request_id": request_id,
         "retryable": retryable,
         **fields,

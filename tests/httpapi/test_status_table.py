@@ -332,3 +332,5 @@ def test_no_error_message_names_the_servers_directory(project: Path) -> None:
         response = call(app, "POST", "/v1/runs", json=body)
         assert str(project) not in response.text
         assert str(project.resolve()) not in response.text
+    for url in ("/v1/prompts", "/v1/profiles", "/v1/prompts/broken"):
+        assert str(project.resolve()) not in call(app, "GET", url).text
