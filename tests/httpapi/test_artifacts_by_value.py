@@ -9,7 +9,9 @@ from pathlib import Path
 
 import httpx
 
+from scriptorium._testing import media
 from scriptorium.httpapi import create_app
+from scriptorium.testing import FakeAnthropicServer
 from tests.httpapi.project import call, engine_for, error_of
 
 CARD = "Ada Lovelace, ada@example.com"
@@ -69,3 +71,39 @@ def test_malformed_content_is_400_invalid_request(project: Path) -> None:
         response = _run(project, document)
         assert response.status_code == 400, document
         assert error_of(response)["code"] == "invalid_request"
+
+
+def test_an_image_by_value_reaches_the_provider_and_never_comes_back(
+    project: Path, server: FakeAnthropicServer
+) -> None:
+    """A PNG sent as base64 goes to the real SDK as an image block; the answer describes it by
+    media type, size and sha256, never by its bytes."""
+    png = media.png(40, 30)
+    encoded = base64.b64encode(png).decode()
+    server.reply("A small picture.")
+    app = create_app(engine_for(project))
+    body = {
+        "prompt_id": "describe",
+        "artifacts": {"scan": {"base64": encoded, "media_type": "image/png"}},
+    }
+    response = call(app, "POST", "/v1/runs", json=body)
+    assert response.status_code == 200, response.text
+    (record,) = response.json()["prepared"]["artifacts"]
+    assert (record["media_type"], record["size"]) == ("image/png", len(png))
+    assert record["sha256"] == "sha256:" + hashlib.sha256(png).hexdigest()
+    assert encoded not in response.text
+    sent = server.requests[-1].body["messages"][0]["content"]
+    images = [part for part in sent if part.get("type") == "image"]
+    assert images[0]["source"]["data"] == encoded
+
+
+def test_bytes_that_are_not_the_declared_image_are_refused(project: Path) -> None:
+    encoded = base64.b64encode(b"GIF89a not a png at all").decode()
+    app = create_app(engine_for(project))
+    body = {
+        "prompt_id": "describe",
+        "artifacts": {"scan": {"base64": encoded, "media_type": "image/png"}},
+    }
+    response = call(app, "POST", "/v1/runs", json=body)
+    assert response.status_code == 400
+    assert error_of(response)["code"] == "artifact_load"
