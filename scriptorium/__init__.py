@@ -17,14 +17,19 @@ from scriptorium import errors
 __version__ = "0.1.0"
 
 __all__ = [
+    "AttemptStarted",
+    "Done",
     "Engine",
     "LLMRequest",
     "LLMResponse",
     "Overrides",
+    "PartialValue",
     "PreparedRun",
     "RunRequest",
     "RunResult",
     "ScriptoriumError",
+    "StreamEvent",
+    "TextDelta",
     "Usage",
     "ValidationResult",
     "__version__",
@@ -41,6 +46,11 @@ _LAZY = {
     "RunRequest": "scriptorium.usecase.model",
     "RunResult": "scriptorium.usecase.model",
     "ValidationResult": "scriptorium.validate.model",
+    "AttemptStarted": "scriptorium.usecase.events",
+    "Done": "scriptorium.usecase.events",
+    "PartialValue": "scriptorium.usecase.events",
+    "StreamEvent": "scriptorium.usecase.events",
+    "TextDelta": "scriptorium.usecase.events",
 }
 
 ScriptoriumError = errors.ScriptoriumError
@@ -48,6 +58,13 @@ ScriptoriumError = errors.ScriptoriumError
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
     from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+    from scriptorium.usecase.events import (
+        AttemptStarted,
+        Done,
+        PartialValue,
+        StreamEvent,
+        TextDelta,
+    )
     from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
     from scriptorium.validate.model import ValidationResult
 

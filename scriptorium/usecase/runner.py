@@ -43,6 +43,7 @@ from scriptorium.usecase.model import (
     SettingSource,
 )
 from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 from scriptorium.validate.model import (
     LoadedSchema,
     OutputContract,
@@ -166,6 +167,19 @@ class Runner:
                 call = flow.send(await self._acall(call, plan))
             except StopIteration as done:
                 return self._result(run_id, started, plan, done.value)
+
+    def stream(self, request: RunRequest) -> RunStream:
+        """The run as events while the model writes; ``result()`` is what :meth:`run` returns.
+        Prepares now (its errors raise here); the model is called when the stream is read."""
+        started = self._clock()
+        run_id = self._new_id()
+        return RunStream(self, self._plan(request), run_id, started)
+
+    def astream(self, request: RunRequest) -> AsyncRunStream:
+        """The async twin of :meth:`stream`."""
+        started = self._clock()
+        run_id = self._new_id()
+        return AsyncRunStream(self, self._plan(request), run_id, started)
 
     # -- prepare ----------------------------------------------------------------------------
 

@@ -1,0 +1,349 @@
+"""Streamed runs: the run flow of :class:`~scriptorium.usecase.runner.Runner`, driven so that the
+consumer sees the text as it is written.
+
+The flow itself (generate, judge, repair, result) is the runner's generator, unchanged; only the
+drivers differ. Where ``run`` sends a generation request to ``client.generate``, these drivers
+read ``client.stream`` (``astream``) chunk by chunk and turn each chunk into events with an
+:class:`_AttemptEvents`, which holds every streaming rule and does no I/O; the sync and the async
+driver share it. A repair is asked for after the stream ended, exactly as ``run`` asks, and is
+announced with ``AttemptStarted(kind="repair")``; its text arrives as one delta.
+
+Errors: everything a client raises goes through the same LLM boundary as in ``run``; an
+``LLMGenerateError`` after the first delta carries the text delivered so far as ``partial_text``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from datetime import datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.model import LLMResponse
+from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
+from scriptorium.usecase.boundary import checked_response
+from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
+from scriptorium.usecase.model import RunResult
+from scriptorium.usecase.repair import RepairResult
+from scriptorium.validate.partial import PartialJSON
+
+if TYPE_CHECKING:
+    from scriptorium.usecase.runner import Runner, _Plan
+
+__all__ = ["AsyncRunStream", "RunStream"]
+
+_JSON_FORMATS = ("json", "json_schema")
+
+
+class _AttemptEvents:
+    """The events of one generation, from its chunks: the streaming rules without the I/O."""
+
+    __slots__ = ("attempt", "partial", "parts")
+
+    def __init__(self, attempt: int, json_output: bool) -> None:
+        self.attempt = attempt
+        self.parts: list[str] = []
+        self.partial = PartialJSON() if json_output else None
+
+    def chunk(self, item: object) -> list[StreamEvent]:
+        """The events of one chunk (a delta, and a partial value when it changed)."""
+        if not isinstance(item, str):
+            raise LLMGenerateError(
+                f"the client streamed {type(item).__name__}, not text", reason="invalid_response"
+            )
+        if not item:
+            return []
+        self.parts.append(item)
+        events: list[StreamEvent] = [TextDelta(text=item, attempt=self.attempt)]
+        partial = self.partial
+        if partial is not None and partial.feed(item):
+            events.append(PartialValue(value=partial.value, attempt=self.attempt))
+        return events
+
+    def end(self, response: LLMResponse | None) -> tuple[LLMResponse, list[StreamEvent]]:
+        """The attempt's response (the chunks joined when the client sent none) and the last
+        partial value, once the whole text can be read."""
+        if response is None:
+            response = LLMResponse(text="".join(self.parts))
+        events: list[StreamEvent] = []
+        partial = self.partial
+        if partial is not None and partial.finish():
+            events.append(PartialValue(value=partial.value, attempt=self.attempt))
+        return response, events
+
+    def whole(self, text: str) -> list[StreamEvent]:
+        """The events of a text that arrived in one piece (a repair)."""
+        events = self.chunk(text)
+        return events + self.end(None)[1]
+
+    def failed(self, err: LLMGenerateError) -> LLMGenerateError:
+        """``err`` with the text delivered so far as ``partial_text``."""
+        if self.parts and err.partial_text is None:
+            err.partial_text = "".join(self.parts)
+        return err
+
+    def settled(self, result: RunResult) -> list[StreamEvent]:
+        """The validated value as the last partial value, when the streamed text alone could not
+        be read to it (prose around it, a lenient fix)."""
+        partial = self.partial
+        value = result.validation.value
+        if partial is None or not result.validation.valid or value is None:
+            return []
+        if partial.has_value and partial.value == value:
+            return []
+        return [PartialValue(value=value, attempt=self.attempt)]
+
+
+class _Driver:
+    """What both drivers share: the plan, the flow and the bookkeeping between attempts."""
+
+    def __init__(self, runner: Runner, plan: _Plan, run_id: str, started: datetime) -> None:
+        self.runner = runner
+        self.plan = plan
+        self.run_id = run_id
+        self.started = started
+        self.flow = runner._flow(plan)
+        self.json_output = plan.prepared.output.format in _JSON_FORMATS
+        self.attempt = 0
+        self.current: _AttemptEvents | None = None
+        self.result: RunResult | None = None
+
+    def begin(self, kind: str) -> AttemptStarted:
+        self.attempt += 1
+        self.current = _AttemptEvents(self.attempt, self.json_output)
+        return AttemptStarted(
+            attempt=self.attempt, kind="initial" if kind == "initial" else "repair"
+        )
+
+    def boundary(self) -> Any:
+        return self.runner._llm_boundary(self.plan, "calling the model")
+
+    def repaired(self, outcome: object) -> list[StreamEvent]:
+        assert self.current is not None
+        if isinstance(outcome, RepairResult):
+            return self.current.whole(outcome.response.text)
+        return []
+
+    def finish(self, outcome: Any) -> list[StreamEvent]:
+        result = self.runner._result(self.run_id, self.started, self.plan, outcome)
+        self.result = result
+        assert self.current is not None
+        return [*self.current.settled(result), Done(result=result)]
+
+
+def _events(driver: _Driver) -> Generator[StreamEvent, None, None]:
+    """The sync driver: the run flow, with generations read from the client's stream."""
+    from scriptorium.usecase.runner import _Generate
+
+    flow = driver.flow
+    call = next(flow)
+    while True:
+        if isinstance(call, _Generate):
+            yield driver.begin("initial")
+            response = yield from _generation(driver, call.request)
+            outcome: Any = response
+        else:
+            yield driver.begin("repair")
+            outcome = driver.runner._call(call, driver.plan)
+            yield from driver.repaired(outcome)
+        try:
+            call = flow.send(outcome)
+        except StopIteration as done:
+            yield from driver.finish(done.value)
+            return
+
+
+def _generation(driver: _Driver, request: Any) -> Generator[StreamEvent, None, LLMResponse]:
+    attempt = driver.current
+    assert attempt is not None
+    response: LLMResponse | None = None
+    items: Iterator[StreamItem] | None = None
+    try:
+        with driver.boundary():
+            items = stream_of(driver.runner._client, request)
+            for item in items:
+                if isinstance(item, LLMResponse):
+                    response = item
+                    break
+                yield from attempt.chunk(item)
+            response = checked_response(response) if response is not None else None
+    except LLMGenerateError as err:
+        attempt.failed(err)
+        raise
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+    final, events = attempt.end(response)
+    yield from events
+    return final
+
+
+async def _aevents(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
+    """The async driver: the same flow, the same events, over ``astream``."""
+    from scriptorium.usecase.runner import _Generate
+
+    flow = driver.flow
+    call = next(flow)
+    while True:
+        if isinstance(call, _Generate):
+            yield driver.begin("initial")
+            holder: list[LLMResponse] = []
+            async for event in _ageneration(driver, call.request, holder):
+                yield event
+            outcome: Any = holder[0]
+        else:
+            yield driver.begin("repair")
+            outcome = await driver.runner._acall(call, driver.plan)
+            for event in driver.repaired(outcome):
+                yield event
+        try:
+            call = flow.send(outcome)
+        except StopIteration as done:
+            for event in driver.finish(done.value):
+                yield event
+            return
+
+
+async def _ageneration(
+    driver: _Driver, request: Any, holder: list[LLMResponse]
+) -> AsyncGenerator[StreamEvent, None]:
+    attempt = driver.current
+    assert attempt is not None
+    response: LLMResponse | None = None
+    items: AsyncIterator[StreamItem] | None = None
+    try:
+        with driver.boundary():
+            items = astream_of(driver.runner._client, request)
+            async for item in items:
+                if isinstance(item, LLMResponse):
+                    response = item
+                    break
+                for event in attempt.chunk(item):
+                    yield event
+            response = checked_response(response) if response is not None else None
+    except LLMGenerateError as err:
+        attempt.failed(err)
+        raise
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    final, events = attempt.end(response)
+    for event in events:
+        yield event
+    holder.append(final)
+
+
+class RunStream:
+    """A streamed run: an iterator of events and a context manager (see ``Engine.stream``).
+
+    Iterate it for :class:`TextDelta`, :class:`PartialValue`, :class:`AttemptStarted` and
+    :class:`Done` events; :meth:`result` returns the :class:`RunResult` (reading whatever was not
+    read yet). Leaving the ``with`` block, or :meth:`close`, stops the generation and closes its
+    connection. A failure is raised where it happens, and again by :meth:`result`.
+    """
+
+    def __init__(self, runner: Runner, plan: _Plan, run_id: str, started: datetime) -> None:
+        self._driver = _Driver(runner, plan, run_id, started)
+        self._events = _events(self._driver)
+        self._error: BaseException | None = None
+
+    def __iter__(self) -> RunStream:
+        return self
+
+    def __next__(self) -> StreamEvent:
+        if self._error is not None:
+            raise StopIteration
+        try:
+            return next(self._events)
+        except StopIteration:
+            raise
+        except Exception as err:
+            self._error = err
+            raise
+
+    def result(self) -> RunResult:
+        """The run's result, once the stream is read to its end (the rest is read now)."""
+        for _ in self:
+            pass
+        if self._error is not None:
+            raise self._error
+        result = self._driver.result
+        if result is None:
+            raise LLMGenerateError("the stream was closed before the run ended", reason="cancelled")
+        return result
+
+    def close(self) -> None:
+        """Stop the generation (its connection is closed); :meth:`result` then fails."""
+        self._events.close()
+
+    def __enter__(self) -> RunStream:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        err: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncRunStream:
+    """The async twin of :class:`RunStream`: ``async with`` / ``async for``, ``await result()``.
+
+    ``await engine.astream(...)`` gives the same object, for code that prefers to await it.
+    """
+
+    def __init__(self, runner: Runner, plan: _Plan, run_id: str, started: datetime) -> None:
+        self._driver = _Driver(runner, plan, run_id, started)
+        self._events = _aevents(self._driver)
+        self._error: BaseException | None = None
+
+    def __aiter__(self) -> AsyncRunStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        if self._error is not None:
+            raise StopAsyncIteration
+        try:
+            return await anext(self._events)
+        except StopAsyncIteration:
+            raise
+        except Exception as err:
+            self._error = err
+            raise
+
+    async def result(self) -> RunResult:
+        """The run's result, once the stream is read to its end (the rest is read now)."""
+        async for _ in self:
+            pass
+        if self._error is not None:
+            raise self._error
+        result = self._driver.result
+        if result is None:
+            raise LLMGenerateError("the stream was closed before the run ended", reason="cancelled")
+        return result
+
+    async def aclose(self) -> None:
+        """Stop the generation (its connection is closed); :meth:`result` then fails."""
+        await self._events.aclose()
+
+    async def __aenter__(self) -> AsyncRunStream:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        err: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __await__(self) -> Generator[Any, None, AsyncRunStream]:
+        return self._itself().__await__()
+
+    async def _itself(self) -> AsyncRunStream:
+        return self
