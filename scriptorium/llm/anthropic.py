@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
@@ -41,6 +41,9 @@ from scriptorium.llm.retry import (
 )
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
+
+if TYPE_CHECKING:
+    from scriptorium.llm.streaming import StreamItem
 
 __all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory"]
 
@@ -192,6 +195,19 @@ class AnthropicClient:
             attempt, _classify, **call.retry_args(self._hooks)
         )
         return call.response(body, request_id, attempts, time.perf_counter() - started)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
+        only before the first chunk (see :mod:`scriptorium.llm.anthropic_stream`)."""
+        from scriptorium.llm.anthropic_stream import stream
+
+        return stream(self, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        from scriptorium.llm.anthropic_stream import astream
+
+        return astream(self, request)
 
     def verify(self, target: Target, api_key: SecretStr | str) -> LLMResponse:
         """A minimal real request (one ``ping`` message, ``max_tokens=1``, no retries) proving the
