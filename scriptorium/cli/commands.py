@@ -115,6 +115,10 @@ def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
     """Run one prompt: the output text (or the RunResult with ``--json``) on stdout; exit 1 and an
     ``output_invalid`` line when the output failed its contract."""
     engine = make_engine(args)
+    if getattr(args, "stream", False):
+        from scriptorium.cli.stream import run_streamed
+
+        return run_streamed(engine, build_request(args), reporter)
     result = engine.run(build_request(args))
     if reporter.json_mode:
         reporter.raw_json(result.model_dump_json(by_alias=True))

@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a prompt and print its output")
     _request_options(run)
+    run.add_argument(
+        "--stream",
+        action="store_true",
+        help="write the text as the model writes it (and, for JSON prompts, the parsed value at "
+        "the end); with --json, one JSON line per event",
+    )
     _common(run, json_help="print the whole RunResult as JSON")
 
     prepare = commands.add_parser(
