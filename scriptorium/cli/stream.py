@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["run_streamed"]
 
+_JSON = ("json", "json_schema")
+
 
 def run_streamed(engine: Engine, request: RunRequest, reporter: Reporter) -> int:
     """Stream one run to ``reporter``; the exit status."""
@@ -46,9 +48,9 @@ def run_streamed(engine: Engine, request: RunRequest, reporter: Reporter) -> int
             if open_line:
                 out.write("\n")
         result = stream.result()
-    if not reporter.json_mode and result.prepared.output.format in ("json", "json_schema"):
-        if result.validation.value is not None:
-            out.write(json.dumps(result.validation.value, ensure_ascii=False) + "\n")
+    value = result.validation.value
+    if not reporter.json_mode and result.prepared.output.format in _JSON and value is not None:
+        out.write(json.dumps(value, ensure_ascii=False) + "\n")
     out.flush()
     try:
         result.raise_for_validation()
