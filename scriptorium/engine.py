@@ -26,6 +26,7 @@ from scriptorium.usecase.stream import AsyncRunStream, RunStream
 if TYPE_CHECKING:
     from scriptorium.lint import Problem
     from scriptorium.llm.retry import RetryHooks
+    from scriptorium.observe.observer import Observer
 
 __all__ = ["Engine"]
 
@@ -36,7 +37,8 @@ class Engine:
     ``client`` replaces the provider router for every profile (tests, custom providers);
     ``repair=True`` adds the default output repairer (off by default); ``env`` is where key
     variables are read (default ``os.environ``, read at run time); ``artifact_root`` is where
-    artifact references resolve (default ``root``). Construction does no I/O.
+    artifact references resolve (default ``root``); ``observer`` watches every run (for example
+    ``scriptorium.observe.OTelObserver()``; none by default). Construction does no I/O.
     """
 
     def __init__(
@@ -51,6 +53,7 @@ class Engine:
         clock: Clock | None = None,
         new_id: NewId | None = None,
         retry_hooks: RetryHooks | None = None,
+        observer: Observer | None = None,
     ) -> None:
         from scriptorium.artifact.files import FileReader
         from scriptorium.profile.files import FileRepository as ProfileFiles
@@ -89,6 +92,7 @@ class Engine:
             clock=clock,
             new_id=new_id,
             default_profile=default_profile,
+            observer=observer,
         )
 
     def __repr__(self) -> str:

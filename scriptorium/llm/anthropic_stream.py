@@ -1,7 +1,9 @@
-"""Streaming for the Anthropic adapter: ``messages.create(stream=True)`` behind the same retry loop.
+"""Streaming for the Anthropic adapter: the SDK's low-level ``post`` with ``stream=True``, behind
+the same retry loop.
 
-The request is the one :class:`~scriptorium.llm.anthropic.AnthropicClient` sends, with
-``stream=True``. One attempt is "send, and read events until the first text": whatever fails up to
+The body is the one :class:`~scriptorium.llm.anthropic.AnthropicClient` sends (built once by
+:mod:`scriptorium.llm.anthropic_body`), plus ``"stream": true``; the SDK parses the server-sent
+events into its typed stream events. One attempt is "send, and read events until the first text": whatever fails up to
 there (a 529, a reset, an ``error`` event before any text) goes through the ordinary retry rules.
 From the first text on, nothing is retried (the consumer has already seen text): a failure is an
 ``LLMGenerateError`` carrying ``partial_text``.
@@ -20,6 +22,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.llm.anthropic_body import MESSAGES_PATH
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry import Failure, acall_with_retry, call_with_retry, classify_http
 from scriptorium.llm.streaming import StreamItem
@@ -68,10 +71,11 @@ def _classify(err: BaseException) -> Failure:
 class _Fold:
     """Folds stream events into the Messages API body a non-streamed reply would have had."""
 
-    __slots__ = ("blocks", "model", "stop_reason", "tool", "usage")
+    __slots__ = ("blocks", "ident", "model", "stop_reason", "tool", "usage")
 
     def __init__(self, tool: str | None) -> None:
         self.tool = tool
+        self.ident: str | None = None
         self.blocks: list[dict[str, Any]] = []
         self.model: str | None = None
         self.stop_reason: str | None = None
@@ -104,6 +108,7 @@ class _Fold:
                 self.blocks.append({"type": block.type, "parts": []})
         elif kind == "message_start":
             message = event.message
+            self.ident = message.id
             self.model = message.model
             self._usage(message.usage)
         elif kind == "message_delta":
@@ -143,6 +148,7 @@ class _Fold:
                     ) from err
                 content.append({"type": "tool_use", "name": block["name"], "input": value})
         return {
+            "id": self.ident,
             "content": content,
             "stop_reason": self.stop_reason,
             "usage": self.usage or None,
@@ -186,6 +192,41 @@ def err_failure(err: BaseException) -> Failure:
         return Failure("invalid_response", False, message=type(err).__name__)
 
 
+def _open(client: Any, call: _Call, timeout_s: float) -> Any:
+    """Send the call's body with ``stream=True``; the SDK's ``Stream`` of typed events."""
+    from scriptorium.llm import anthropic
+
+    sdk = anthropic._sdk()
+    return client.post(
+        MESSAGES_PATH,
+        body={**call.sent.body, "stream": True},
+        cast_to=sdk.types.Message,
+        options={"timeout": timeout_s},
+        stream=True,
+        stream_cls=sdk.Stream[sdk.types.RawMessageStreamEvent],
+    )
+
+
+async def _aopen(client: Any, call: _Call, timeout_s: float) -> Any:
+    """The async twin of :func:`_open`."""
+    from scriptorium.llm import anthropic
+
+    sdk = anthropic._sdk()
+    return await client.post(
+        MESSAGES_PATH,
+        body={**call.sent.body, "stream": True},
+        cast_to=sdk.types.Message,
+        options={"timeout": timeout_s},
+        stream=True,
+        stream_cls=sdk.AsyncStream[sdk.types.RawMessageStreamEvent],
+    )
+
+
+def _tool(call: _Call) -> str | None:
+    output = call.sent.output
+    return None if output is None else output.tool
+
+
 def stream(owner: AnthropicClient, request: LLMRequest) -> Iterator[StreamItem]:
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``."""
     from scriptorium.llm.anthropic import _Call
@@ -195,8 +236,8 @@ def stream(owner: AnthropicClient, request: LLMRequest) -> Iterator[StreamItem]:
     started = time.perf_counter()
 
     def attempt(timeout_s: float) -> tuple[Any, Iterator[Any], _Fold, str | None]:
-        events = client.messages.create(**call.params, stream=True, timeout=timeout_s)
-        fold = _Fold(call.tool)
+        events = _open(client, call, timeout_s)
+        fold = _Fold(_tool(call))
         try:
             iterator = iter(events)
             for event in iterator:
@@ -239,8 +280,8 @@ async def astream(owner: AnthropicClient, request: LLMRequest) -> AsyncIterator[
     started = time.perf_counter()
 
     async def attempt(timeout_s: float) -> tuple[Any, AsyncIterator[Any], _Fold, str | None]:
-        events = await client.messages.create(**call.params, stream=True, timeout=timeout_s)
-        fold = _Fold(call.tool)
+        events = await _aopen(client, call, timeout_s)
+        fold = _Fold(_tool(call))
         try:
             iterator = aiter(events)
             async for event in iterator:
