@@ -39,27 +39,31 @@ _JSON_FORMATS = ("json", "json_schema")
 class _AttemptEvents:
     """The events of one generation, from its chunks: the streaming rules without the I/O."""
 
-    __slots__ = ("attempt", "partial", "parts")
+    __slots__ = ("attempt", "parser", "parts")
 
     def __init__(self, attempt: int, json_output: bool) -> None:
         self.attempt = attempt
         self.parts: list[str] = []
-        self.partial = PartialJSON() if json_output else None
+        self.parser = PartialJSON() if json_output else None
 
-    def chunk(self, item: object) -> list[StreamEvent]:
-        """The events of one chunk (a delta, and a partial value when it changed)."""
+    def delta(self, item: object) -> TextDelta | None:
+        """The delta of one chunk (None for an empty one)."""
         if not isinstance(item, str):
             raise LLMGenerateError(
                 f"the client streamed {type(item).__name__}, not text", reason="invalid_response"
             )
         if not item:
-            return []
+            return None
         self.parts.append(item)
-        events: list[StreamEvent] = [TextDelta(text=item, attempt=self.attempt)]
-        partial = self.partial
-        if partial is not None and partial.feed(item):
-            events.append(PartialValue(value=partial.value, attempt=self.attempt))
-        return events
+        return TextDelta(text=item, attempt=self.attempt)
+
+    def partial(self, item: str) -> PartialValue | None:
+        """The partial value after ``item``, when it changed. Asked after the delta was handed
+        out, so parsing never delays the text."""
+        parser = self.parser
+        if parser is not None and parser.feed(item):
+            return PartialValue(value=parser.value, attempt=self.attempt)
+        return None
 
     def end(self, response: LLMResponse | None) -> tuple[LLMResponse, list[StreamEvent]]:
         """The attempt's response (the chunks joined when the client sent none) and the last
@@ -67,14 +71,20 @@ class _AttemptEvents:
         if response is None:
             response = LLMResponse(text="".join(self.parts))
         events: list[StreamEvent] = []
-        partial = self.partial
-        if partial is not None and partial.finish():
-            events.append(PartialValue(value=partial.value, attempt=self.attempt))
+        parser = self.parser
+        if parser is not None and parser.finish():
+            events.append(PartialValue(value=parser.value, attempt=self.attempt))
         return response, events
 
     def whole(self, text: str) -> list[StreamEvent]:
         """The events of a text that arrived in one piece (a repair)."""
-        events = self.chunk(text)
+        events: list[StreamEvent] = []
+        delta = self.delta(text)
+        if delta is not None:
+            events.append(delta)
+            partial = self.partial(text)
+            if partial is not None:
+                events.append(partial)
         return events + self.end(None)[1]
 
     def failed(self, err: LLMGenerateError) -> LLMGenerateError:
@@ -86,11 +96,11 @@ class _AttemptEvents:
     def settled(self, result: RunResult) -> list[StreamEvent]:
         """The validated value as the last partial value, when the streamed text alone could not
         be read to it (prose around it, a lenient fix)."""
-        partial = self.partial
+        parser = self.parser
         value = result.validation.value
-        if partial is None or not result.validation.valid or value is None:
+        if parser is None or not result.validation.valid or value is None:
             return []
-        if partial.has_value and partial.value == value:
+        if parser.has_value and parser.value == value:
             return []
         return [PartialValue(value=value, attempt=self.attempt)]
 
@@ -166,7 +176,12 @@ def _generation(driver: _Driver, request: Any) -> Generator[StreamEvent, None, L
                 if isinstance(item, LLMResponse):
                     response = item
                     break
-                yield from attempt.chunk(item)
+                delta = attempt.delta(item)
+                if delta is not None:
+                    yield delta
+                    partial = attempt.partial(delta.text)
+                    if partial is not None:
+                        yield partial
             response = checked_response(response) if response is not None else None
     except LLMGenerateError as err:
         attempt.failed(err)
@@ -220,8 +235,12 @@ async def _ageneration(
                 if isinstance(item, LLMResponse):
                     response = item
                     break
-                for event in attempt.chunk(item):
-                    yield event
+                delta = attempt.delta(item)
+                if delta is not None:
+                    yield delta
+                    partial = attempt.partial(delta.text)
+                    if partial is not None:
+                        yield partial
             response = checked_response(response) if response is not None else None
     except LLMGenerateError as err:
         attempt.failed(err)

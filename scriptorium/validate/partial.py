@@ -5,7 +5,7 @@ value readable from the text so far changed. It parses with ``jiter``'s partial 
 ``stream``; imported on first use). Two rules keep the values honest and the cost linear:
 
 - **Only what is complete counts.** The text is cut after its last structural character
-  (``{ } [ ] , : "``) before it is parsed, and incomplete strings are left out, so a number or a
+  (``{ } [ ] , "``) before it is parsed, and incomplete strings are left out, so a number or a
   ``true`` still being written never shows up half-done, and a value once shown only grows.
 - **Re-parse only when a value can have changed.** A chunk without a structural character cannot
   complete anything, so it is not parsed at all. Past :data:`EAGER_BYTES`, a re-parse also waits
@@ -29,7 +29,8 @@ EAGER_BYTES = 1024
 #: Past :data:`EAGER_BYTES`, the fraction by which the text must grow before it is parsed again.
 GROWTH = 1 / 16
 
-_STRUCTURAL = '{}[],:"'
+# A key and its colon change nothing (a key without a value is left out), so ``:`` is not here.
+_STRUCTURAL = frozenset('{}[],"')
 _VALUE_START = frozenset('{["-0123456789')
 _UNSET: Any = object()
 _log = logging.getLogger(__name__)
@@ -103,9 +104,13 @@ class PartialJSON:
         self._size += len(chunk)
         if self._start < 0 and not self._find_start(chunk, offset):
             return False
-        last = max(chunk.rfind(c) for c in _STRUCTURAL)
-        if last >= 0:
-            self._cut = max(self._cut, offset + last + 1)
+        # The last structural character, scanned from the end (it is usually near it).
+        index = len(chunk)
+        for char in reversed(chunk):
+            if char in _STRUCTURAL:
+                self._cut = max(self._cut, offset + index)
+                break
+            index -= 1
         new = self._cut - self._parsed_cut
         if new <= 0 or self._cut <= self._start:
             return False
