@@ -79,6 +79,9 @@ class Engine:
         self.profiles = ProfileFiles(self.root / "profiles")
         self.validator = SchemaValidator(prompts_dir)
         self.renderer = JinjaRenderer()
+        #: The artifact root as given (None: references resolve under ``root``). The HTTP API reads
+        #: file references only when one was given.
+        self.artifact_root = None if artifact_root is None else Path(artifact_root)
         self.artifacts = FileReader(self.root if artifact_root is None else Path(artifact_root))
         self.runner = Runner(
             prompts=self.prompts,

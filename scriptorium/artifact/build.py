@@ -58,8 +58,8 @@ def _table() -> mimetypes.MimeTypes:
     return mimetypes.MimeTypes()
 
 
-def _fail(name: str, ref: str, reason: str) -> ArtifactLoadError:
-    return ArtifactLoadError(f"artifact {name!r}: {reason}", artifact=name, path=ref)
+def _fail(name: str, ref: str, reason: str, kind: str | None = None) -> ArtifactLoadError:
+    return ArtifactLoadError(f"artifact {name!r}: {reason}", artifact=name, path=ref, reason=kind)
 
 
 def check_ref(ref: object, *, name: str) -> str:
@@ -87,7 +87,7 @@ def check_ref(ref: object, *, name: str) -> str:
 def check_size(size: int, max_bytes: int | None, *, name: str, ref: str) -> None:
     """``ArtifactLoadError`` when ``size`` exceeds ``max_bytes`` (None: no limit)."""
     if max_bytes is not None and size > max_bytes:
-        raise _fail(name, ref, f"{ref} is larger than {max_bytes} bytes")
+        raise _fail(name, ref, f"{ref} is larger than {max_bytes} bytes", "too_large")
 
 
 def guess_media_type(ref: str) -> str | None:

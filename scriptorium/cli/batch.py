@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from scriptorium._files import FileProblem, open_named_file, read_named_file
+from scriptorium._journal import Journal
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_ref, build_request, make_engine, read_inputs
 from scriptorium.cli.output import Reporter
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["cmd_batch", "read_done"]
 
 Record = dict[str, Any]
+#: The most ``--in`` may hold.
+MAX_IN_BYTES = 1 << 30
 _LINE_KEYS = frozenset({"id", "inputs", "artifacts"})
 
 
@@ -114,9 +118,12 @@ def _read_items(args: argparse.Namespace) -> list[_Item]:
     per_line = argparse.Namespace(
         **{**vars(args), "inputs_file": None, "input_pairs": [], "artifact_pairs": []}
     )
-    path = Path(args.in_file)
+    try:
+        data = read_named_file(args.in_file, max_bytes=MAX_IN_BYTES, label=args.in_file)
+    except FileProblem as err:
+        raise InvalidRequestError(f"--in: {err}", field="in") from err
     with translate(InvalidRequestError, f"--in: cannot read {args.in_file}", field="in"):
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     return [
         _parse_line(per_line, number, line, base, shared)
         for number, line in enumerate(text.splitlines(), start=1)
@@ -130,14 +137,14 @@ def read_done(*paths: Path) -> dict[str, Record]:
     done: dict[str, Record] = {}
     for path in paths:
         try:
-            handle = path.open(encoding="utf-8")
-        except OSError:
+            handle = open_named_file(path, label=path.name)
+        except FileProblem:
             continue
         with handle:
             for line in handle:
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except ValueError:  # a torn line (or bytes that are not UTF-8)
                     continue
                 if isinstance(record, dict) and "result" in record:
                     request_hash = record.get("request_hash")
@@ -149,7 +156,7 @@ def read_done(*paths: Path) -> dict[str, Record]:
 class _Batch:
     """Runs the items on a thread pool; results are journaled as they finish."""
 
-    def __init__(self, engine: Engine, done: dict[str, Record], journal: IO[str]) -> None:
+    def __init__(self, engine: Engine, done: dict[str, Record], journal: Journal) -> None:
         self.engine = engine
         self.done = done
         self.journal = journal
@@ -180,9 +187,8 @@ class _Batch:
             "valid": result.validation.valid,
             "result": result.model_dump(mode="json", by_alias=True),
         }
-        with self.lock:
-            self.journal.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self.journal.flush()
+        # One write of one whole line: a crash can tear only this line, never glue the next.
+        self.journal.append(json.dumps(record, ensure_ascii=False))
         return record
 
 
@@ -249,7 +255,7 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
             reporter.err.flush()
 
     with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
-        journal = journal_path.open("a", encoding="utf-8")
+        journal = Journal(journal_path)
         sink = temp_path.open("w", encoding="utf-8")
     batch = _Batch(engine, done, journal)
     with journal, sink:

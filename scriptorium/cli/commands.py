@@ -55,13 +55,28 @@ def make_engine(args: argparse.Namespace) -> Engine:
     )
 
 
+#: The most ``--inputs`` may hold (a file or stdin).
+MAX_INPUTS_BYTES = 64 * 2**20
+
+
 def read_inputs(source: str | None) -> dict[str, Any]:
-    """The JSON object of ``--inputs FILE`` (``-`` = stdin); ``InvalidRequestError`` otherwise."""
+    """The JSON object of ``--inputs FILE`` (``-`` = stdin); ``InvalidRequestError`` otherwise.
+    A file is read the bounded way (a regular file only, at most :data:`MAX_INPUTS_BYTES`)."""
+    from scriptorium._files import FileProblem, read_named_file
+
     if source is None:
         return {}
     where = "stdin" if source == "-" else source
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if source == "-":
+            text = sys.stdin.read(MAX_INPUTS_BYTES + 1)
+            if len(text) > MAX_INPUTS_BYTES:
+                raise FileProblem("too_large", f"stdin holds more than {MAX_INPUTS_BYTES} bytes")
+        else:
+            data = read_named_file(source, max_bytes=MAX_INPUTS_BYTES, label=source)
+            text = data.decode("utf-8")
+    except FileProblem as err:
+        raise InvalidRequestError(f"--inputs: {err}", field="inputs") from err
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidRequestError(
             f"--inputs: cannot read {where}: {err.__class__.__name__}", field="inputs"

@@ -28,6 +28,7 @@ from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
     Profile,
+    redact_secret_shapes,
     validate_endpoint,
 )
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
@@ -217,6 +218,7 @@ def validate_inputs(
     """
     with translate(InvalidRequestError, "inputs are not JSON data", field="inputs"):
         encoded = canonical_json(inputs)
+    _require_string_keys(inputs)  # after encoding, which refuses cycles
     if definition.inputs is None:
         return encoded
     with translate(ValidationError, "loading the inputs schema", prompt_id=definition.id):
@@ -224,13 +226,47 @@ def validate_inputs(
         contract = contract_for(loaded)
         verdict = validator.validate(encoded.decode("utf-8"), contract)
     if not verdict.valid:
-        details = "; ".join(f"{i.path or '/'}: {i.message}" for i in verdict.issues[:5])
+        details = "; ".join(_input_issue(i.path, i.keyword, i.message) for i in verdict.issues[:5])
         raise InvalidRequestError(
             f"inputs do not match prompt {definition.id!r}: {details}",
             prompt_id=definition.id,
             field="inputs",
         )
     return encoded
+
+
+# Keywords whose messages name properties (from the schema, or the input's own keys), never an
+# input value; every other keyword's message may quote the value that failed it.
+_NAMING_KEYWORDS = frozenset({"required", "additionalProperties", "unevaluatedProperties"})
+
+
+def _input_issue(path: str, keyword: str, message: str) -> str:
+    """One inputs problem for an error message: where and which rule, never the failing value
+    (an input may be a key pasted into the wrong field)."""
+    where = path or "/"
+    if keyword in _NAMING_KEYWORDS:
+        return f"{where}: {redact_secret_shapes(message)}"
+    return f"{where}: fails {keyword!r}" if keyword else f"{where}: invalid"
+
+
+def _require_string_keys(inputs: Mapping[str, Any]) -> None:
+    """Inputs are JSON data: every mapping key a string. ``{1: 2}`` would hash like ``{"1": 2}``
+    (JSON turns the key into text) but render differently, so it is refused, not converted."""
+    stack: list[Any] = [inputs]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            for key, value in item.items():
+                if not isinstance(key, str):
+                    raise InvalidRequestError(
+                        f"inputs are not JSON data: a {type(key).__name__} key (keys must be "
+                        "strings)",
+                        field="inputs",
+                    )
+                if isinstance(value, Mapping | list | tuple):
+                    stack.append(value)
+        elif isinstance(item, list | tuple):
+            stack.extend(v for v in item if isinstance(v, Mapping | list | tuple))
 
 
 def read_artifacts(

@@ -47,6 +47,7 @@ from scriptorium.usecase.model import (
 )
 from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
 from scriptorium.usecase.stream import AsyncRunStream, RunStream
+from scriptorium.usecase.unicode import checked_verdict as unicode_checked
 from scriptorium.validate.model import (
     LoadedSchema,
     OutputContract,
@@ -362,6 +363,7 @@ class Runner:
     def _judge(self, response: LLMResponse, contract: OutputContract) -> ValidationResult:
         with translate(ValidationError, "validating the output"):
             verdict = self._validator.validate(response.text, contract)
+        verdict = unicode_checked(verdict, response)
         keyword = _NO_REPAIR_AFTER.get(response.finish_reason)
         if keyword is not None:
             why = (
