@@ -195,13 +195,13 @@ class Runner:
         Prepares now (its errors raise here); the model is called when the stream is read."""
         started = self._clock()
         run_id = self._new_id()
-        return RunStream(self, self._plan(request), run_id, started)
+        return RunStream(self, request, run_id, started)
 
     def astream(self, request: RunRequest) -> AsyncRunStream:
         """The async twin of :meth:`stream`."""
         started = self._clock()
         run_id = self._new_id()
-        return AsyncRunStream(self, self._plan(request), run_id, started)
+        return AsyncRunStream(self, request, run_id, started)
 
     # -- prepare ----------------------------------------------------------------------------
 

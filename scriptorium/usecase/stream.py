@@ -14,21 +14,25 @@ Errors: everything a client raises goes through the same LLM boundary as in ``ru
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.model import LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
+from scriptorium.usecase import observed
 from scriptorium.usecase.boundary import checked_response
 from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
-from scriptorium.usecase.model import RunResult
+from scriptorium.usecase.model import RunRequest, RunResult
 from scriptorium.usecase.repair import RepairResult
 from scriptorium.validate.partial import PartialJSON
 
 if TYPE_CHECKING:
+    from scriptorium.observe.observer import GenerationKind, GenerationObservation, Observer
     from scriptorium.usecase.runner import Runner, _Plan
 
 __all__ = ["AsyncRunStream", "RunStream"]
@@ -105,10 +109,66 @@ class _AttemptEvents:
         return [PartialValue(value=value, attempt=self.attempt)]
 
 
+class _Watched:
+    """What the runner's observer sees of a streamed run: the calls ``run`` makes to it (start,
+    prepared, each generation, end), each guarded so watching never changes the outcome."""
+
+    __slots__ = ("generation", "open", "run")
+
+    def __init__(self, observer: Observer, run_id: str, prompt_id: str) -> None:
+        self.run = observed._guarded("start_run", observer.start_run, run_id, prompt_id)
+        self.generation: GenerationObservation | None = None
+        self.open = True
+
+    def prepared(self, plan: _Plan) -> None:
+        if self.run is not None:
+            observed._guarded("prepared", self.run.prepared, plan.prepared)
+
+    def call_started(self, kind: GenerationKind, request: LLMRequest) -> None:
+        if self.run is not None:
+            self.generation = observed._guarded("generation", self.run.generation, kind, request)
+
+    def call_ended(self, outcome: object, error: BaseException | None) -> None:
+        generation, self.generation = self.generation, None
+        if generation is None:
+            return
+        if isinstance(outcome, RepairResult):
+            outcome = outcome.response
+        if isinstance(outcome, LLMGenerateError):
+            outcome, error = None, outcome
+        response = outcome if isinstance(outcome, LLMResponse) else None
+        observed._guarded("generation end", generation.end, response, error)
+
+    def ended(self, result: RunResult | None, error: BaseException | None) -> None:
+        if not self.open:
+            return
+        self.open = False
+        if isinstance(error, GeneratorExit | asyncio.CancelledError):
+            error = LLMGenerateError(
+                "the stream was closed before the run ended", reason="cancelled"
+            )
+        if self.generation is not None:
+            self.call_ended(None, error)
+        if self.run is not None:
+            observed._guarded("end", self.run.end, result, error)
+
+
 class _Driver:
     """What both drivers share: the plan, the flow and the bookkeeping between attempts."""
 
-    def __init__(self, runner: Runner, plan: _Plan, run_id: str, started: datetime) -> None:
+    def __init__(self, runner: Runner, request: RunRequest, run_id: str, started: datetime) -> None:
+        observer = runner._observer
+        self.watch: _Watched | None = None
+        if observer is not None:
+            prompt_id = request.prompt_id if isinstance(request, RunRequest) else "?"
+            self.watch = _Watched(observer, run_id, prompt_id)
+        try:
+            plan = runner._plan(request)
+        except BaseException as err:
+            self.failed(err)
+            raise
+        if self.watch is not None:
+            self.watch.prepared(plan)
         self.runner = runner
         self.plan = plan
         self.run_id = run_id
@@ -135,15 +195,41 @@ class _Driver:
             return self.current.whole(outcome.response.text)
         return []
 
+    def call_started(self, call: Any) -> None:
+        if self.watch is not None:
+            request = getattr(call, "request", None)
+            if request is None:  # a repair: the request it repairs
+                self.watch.call_started("repair", call.context.request)
+            else:
+                self.watch.call_started("initial", request)
+
+    def call_ended(self, outcome: object, error: BaseException | None = None) -> None:
+        if self.watch is not None:
+            self.watch.call_ended(outcome, error)
+
+    def failed(self, error: BaseException) -> None:
+        if self.watch is not None:
+            self.watch.ended(None, error)
+
     def finish(self, outcome: Any) -> list[StreamEvent]:
         result = self.runner._result(self.run_id, self.started, self.plan, outcome)
         self.result = result
+        if self.watch is not None:
+            self.watch.ended(result, None)
         assert self.current is not None
         return [*self.current.settled(result), Done(result=result)]
 
 
 def _events(driver: _Driver) -> Generator[StreamEvent, None, None]:
     """The sync driver: the run flow, with generations read from the client's stream."""
+    try:
+        yield from _flow_events(driver)
+    except BaseException as err:
+        driver.failed(err)
+        raise
+
+
+def _flow_events(driver: _Driver) -> Generator[StreamEvent, None, None]:
     from scriptorium.usecase.runner import _Generate
 
     flow = driver.flow
@@ -155,7 +241,9 @@ def _events(driver: _Driver) -> Generator[StreamEvent, None, None]:
             outcome: Any = response
         else:
             yield driver.begin("repair")
+            driver.call_started(call)
             outcome = driver.runner._call(call, driver.plan)
+            driver.call_ended(outcome)
             yield from driver.repaired(outcome)
         try:
             call = flow.send(outcome)
@@ -169,6 +257,7 @@ def _generation(driver: _Driver, request: Any) -> Generator[StreamEvent, None, L
     assert attempt is not None
     response: LLMResponse | None = None
     items: Iterator[StreamItem] | None = None
+    driver.call_started(_GenerateLike(request))
     try:
         with driver.boundary():
             items = stream_of(driver.runner._client, request)
@@ -184,19 +273,29 @@ def _generation(driver: _Driver, request: Any) -> Generator[StreamEvent, None, L
                         yield partial
             response = checked_response(response) if response is not None else None
     except LLMGenerateError as err:
-        attempt.failed(err)
+        driver.call_ended(None, attempt.failed(err))
         raise
     finally:
         close = getattr(items, "close", None)
         if close is not None:
             close()
     final, events = attempt.end(response)
+    driver.call_ended(final)
     yield from events
     return final
 
 
 async def _aevents(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
     """The async driver: the same flow, the same events, over ``astream``."""
+    try:
+        async for event in _aflow_events(driver):
+            yield event
+    except BaseException as err:
+        driver.failed(err)
+        raise
+
+
+async def _aflow_events(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
     from scriptorium.usecase.runner import _Generate
 
     flow = driver.flow
@@ -210,7 +309,9 @@ async def _aevents(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
             outcome: Any = holder[0]
         else:
             yield driver.begin("repair")
+            driver.call_started(call)
             outcome = await driver.runner._acall(call, driver.plan)
+            driver.call_ended(outcome)
             for event in driver.repaired(outcome):
                 yield event
         try:
@@ -228,6 +329,7 @@ async def _ageneration(
     assert attempt is not None
     response: LLMResponse | None = None
     items: AsyncIterator[StreamItem] | None = None
+    driver.call_started(_GenerateLike(request))
     try:
         with driver.boundary():
             items = astream_of(driver.runner._client, request)
@@ -243,16 +345,24 @@ async def _ageneration(
                         yield partial
             response = checked_response(response) if response is not None else None
     except LLMGenerateError as err:
-        attempt.failed(err)
+        driver.call_ended(None, attempt.failed(err))
         raise
     finally:
         aclose = getattr(items, "aclose", None)
         if aclose is not None:
             await aclose()
     final, events = attempt.end(response)
+    driver.call_ended(final)
     for event in events:
         yield event
     holder.append(final)
+
+
+@dataclass(frozen=True, slots=True)
+class _GenerateLike:
+    """A generation call as the observer bookkeeping reads it (it has a ``request``)."""
+
+    request: LLMRequest
 
 
 class RunStream:
@@ -264,8 +374,8 @@ class RunStream:
     connection. A failure is raised where it happens, and again by :meth:`result`.
     """
 
-    def __init__(self, runner: Runner, plan: _Plan, run_id: str, started: datetime) -> None:
-        self._driver = _Driver(runner, plan, run_id, started)
+    def __init__(self, runner: Runner, request: RunRequest, run_id: str, started: datetime) -> None:
+        self._driver = _Driver(runner, request, run_id, started)
         self._events = _events(self._driver)
         self._error: BaseException | None = None
 
@@ -316,8 +426,8 @@ class AsyncRunStream:
     ``await engine.astream(...)`` gives the same object, for code that prefers to await it.
     """
 
-    def __init__(self, runner: Runner, plan: _Plan, run_id: str, started: datetime) -> None:
-        self._driver = _Driver(runner, plan, run_id, started)
+    def __init__(self, runner: Runner, request: RunRequest, run_id: str, started: datetime) -> None:
+        self._driver = _Driver(runner, request, run_id, started)
         self._events = _aevents(self._driver)
         self._error: BaseException | None = None
 
