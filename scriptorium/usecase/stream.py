@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
+from scriptorium.observe import scope as run_scope
 from scriptorium.usecase import observed
 from scriptorium.usecase.boundary import checked_response
 from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
@@ -32,7 +33,10 @@ from scriptorium.usecase.repair import RepairResult
 from scriptorium.validate.partial import PartialJSON
 
 if TYPE_CHECKING:
+    from contextvars import Token
+
     from scriptorium.observe.observer import GenerationKind, GenerationObservation, Observer
+    from scriptorium.observe.scope import RunScope
     from scriptorium.usecase.runner import Runner, _Plan
 
 __all__ = ["AsyncRunStream", "RunStream"]
@@ -203,6 +207,23 @@ class _Driver:
             else:
                 self.watch.call_started("initial", request)
 
+    def enter_scope(self) -> Token[RunScope | None] | None:
+        """The run's log scope (and the observed generation, for retry events) while the client
+        is asked for its first item: a context variable is set and reset within that one step,
+        never across a yield to the consumer."""
+        prepared = self.plan.prepared
+        watch = self.watch
+        if watch is None:
+            return run_scope.enter_for_logs(self.run_id, prepared.prompt_id, prepared.request_hash)
+        scope = run_scope.RunScope(
+            self.run_id, prepared.prompt_id, prepared.request_hash, watch.generation
+        )
+        return run_scope.enter(scope)
+
+    def leave_scope(self, token: Token[RunScope | None] | None) -> None:
+        if token is not None:
+            run_scope.leave(token)
+
     def call_ended(self, outcome: object, error: BaseException | None = None) -> None:
         if self.watch is not None:
             self.watch.call_ended(outcome, error)
@@ -261,7 +282,13 @@ def _generation(driver: _Driver, request: Any) -> Generator[StreamEvent, None, L
     try:
         with driver.boundary():
             items = stream_of(driver.runner._client, request)
-            for item in items:
+            token = driver.enter_scope()
+            try:
+                first = next(items, None)  # the retries, if any, happen in here
+            finally:
+                driver.leave_scope(token)
+            item = first
+            while item is not None:
                 if isinstance(item, LLMResponse):
                     response = item
                     break
@@ -271,6 +298,7 @@ def _generation(driver: _Driver, request: Any) -> Generator[StreamEvent, None, L
                     partial = attempt.partial(delta.text)
                     if partial is not None:
                         yield partial
+                item = next(items, None)
             response = checked_response(response) if response is not None else None
     except LLMGenerateError as err:
         driver.call_ended(None, attempt.failed(err))
@@ -333,7 +361,13 @@ async def _ageneration(
     try:
         with driver.boundary():
             items = astream_of(driver.runner._client, request)
-            async for item in items:
+            token = driver.enter_scope()
+            try:
+                first = await anext(items, None)  # the retries, if any, happen in here
+            finally:
+                driver.leave_scope(token)
+            item = first
+            while item is not None:
                 if isinstance(item, LLMResponse):
                     response = item
                     break
@@ -343,6 +377,7 @@ async def _ageneration(
                     partial = attempt.partial(delta.text)
                     if partial is not None:
                         yield partial
+                item = await anext(items, None)
             response = checked_response(response) if response is not None else None
     except LLMGenerateError as err:
         driver.call_ended(None, attempt.failed(err))
