@@ -11,12 +11,14 @@ From the first text on, nothing is retried (the consumer has already seen text):
 The events are folded into a Messages API body, and that body is turned into the
 :class:`LLMResponse` by the same code as a non-streamed reply, so usage, cost, finish reason and
 metadata cannot differ. With the ``tool`` strategy the deltas are the tool input's JSON as the
-model writes it; the output text is that input serialised as ``generate`` gives it.
+model writes it (without the ``{"value": ...}`` wrapper a non-object schema travels in); the output
+text is that input serialised as ``generate`` gives it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -68,13 +70,62 @@ def _classify(err: BaseException) -> Failure:
     return anthropic._classify(err)
 
 
+# How a wrapped tool input begins: ``{"value":`` (a non-object root schema travels under "value").
+_WRAPPER = re.compile(r'\s*\{\s*"value"\s*:\s*')
+_WRAPPER_MAX = 64
+_CLOSING = "} \t\r\n"
+
+
+class _Unwrap:
+    """The JSON of a wrapped tool input without its ``{"value": ...}`` wrapper, as it streams:
+    the opening is held until it is recognised, and a trailing run of ``}`` and whitespace until
+    more text shows it is not the end (the last ``}`` of the whole input is the wrapper's)."""
+
+    __slots__ = ("head", "held", "started")
+
+    def __init__(self) -> None:
+        self.head: str | None = ""
+        self.held = ""
+        self.started = False
+
+    def feed(self, piece: str) -> str:
+        if not self.started:
+            assert self.head is not None
+            self.head += piece
+            match = _WRAPPER.match(self.head)
+            if match is None or match.end() == len(self.head):
+                if match is not None or len(self.head) < _WRAPPER_MAX:
+                    return ""  # not recognised yet, or recognised and the value not begun
+                piece, self.head = self.head, None  # not a wrapper after all: pass it through
+                self.started = True
+                return piece
+            self.started = True
+            piece = self.head[match.end() :]
+        if self.head is None:
+            return piece
+        text = self.held + piece
+        kept = text.rstrip(_CLOSING)
+        self.held = text[len(kept) :]
+        return kept
+
+    def flush(self) -> str:
+        """What is left once the input is complete, the wrapper's closing brace dropped."""
+        if not self.started:
+            return self.head or ""
+        held = self.held
+        cut = held.rfind("}")
+        self.held = ""
+        return held if self.head is None or cut < 0 else held[:cut] + held[cut + 1 :]
+
+
 class _Fold:
     """Folds stream events into the Messages API body a non-streamed reply would have had."""
 
-    __slots__ = ("blocks", "ident", "model", "stop_reason", "tool", "usage")
+    __slots__ = ("blocks", "ident", "model", "stop_reason", "tool", "unwrap", "usage")
 
-    def __init__(self, tool: str | None) -> None:
+    def __init__(self, tool: str | None, wrapped: bool = False) -> None:
         self.tool = tool
+        self.unwrap = _Unwrap() if tool is not None and wrapped else None
         self.ident: str | None = None
         self.blocks: list[dict[str, Any]] = []
         self.model: str | None = None
@@ -96,7 +147,11 @@ class _Fold:
                 and block["type"] == "tool_use"
             ):
                 block["parts"].append(delta.partial_json)
-                return delta.partial_json if block.get("name") == self.tool else None
+                if block.get("name") != self.tool:
+                    return None
+                if self.unwrap is not None:
+                    return self.unwrap.feed(delta.partial_json)
+                return str(delta.partial_json)
             return None
         if kind == "content_block_start":
             block = event.content_block
@@ -115,6 +170,10 @@ class _Fold:
             self.stop_reason = event.delta.stop_reason
             self._usage(event.usage)
         return None
+
+    def flush(self) -> str:
+        """Text held back until the end (the rest of a wrapped tool input)."""
+        return "" if self.unwrap is None else self.unwrap.flush()
 
     def _usage(self, usage: Any) -> None:
         if usage is None:
@@ -222,9 +281,11 @@ async def _aopen(client: Any, call: _Call, timeout_s: float) -> Any:
     )
 
 
-def _tool(call: _Call) -> str | None:
+def _fold(call: _Call) -> _Fold:
     output = call.sent.output
-    return None if output is None else output.tool
+    if output is None:
+        return _Fold(None)
+    return _Fold(output.tool, output.wrapped)
 
 
 def stream(owner: AnthropicClient, request: LLMRequest) -> Iterator[StreamItem]:
@@ -237,7 +298,7 @@ def stream(owner: AnthropicClient, request: LLMRequest) -> Iterator[StreamItem]:
 
     def attempt(timeout_s: float) -> tuple[Any, Iterator[Any], _Fold, str | None]:
         events = _open(client, call, timeout_s)
-        fold = _Fold(_tool(call))
+        fold = _fold(call)
         try:
             iterator = iter(events)
             for event in iterator:
@@ -265,6 +326,9 @@ def stream(owner: AnthropicClient, request: LLMRequest) -> Iterator[StreamItem]:
                         yield piece
             except Exception as err:
                 raise _broken(call, err, attempts, "".join(sent)) from err
+        tail = fold.flush()
+        if tail:
+            yield tail
     finally:
         events.close()
     request_id = events.response.headers.get("request-id")
@@ -281,7 +345,7 @@ async def astream(owner: AnthropicClient, request: LLMRequest) -> AsyncIterator[
 
     async def attempt(timeout_s: float) -> tuple[Any, AsyncIterator[Any], _Fold, str | None]:
         events = await _aopen(client, call, timeout_s)
-        fold = _Fold(_tool(call))
+        fold = _fold(call)
         try:
             iterator = aiter(events)
             async for event in iterator:
@@ -309,6 +373,9 @@ async def astream(owner: AnthropicClient, request: LLMRequest) -> AsyncIterator[
                         yield piece
             except Exception as err:
                 raise _broken(call, err, attempts, "".join(sent)) from err
+        tail = fold.flush()
+        if tail:
+            yield tail
     finally:
         await events.close()
     request_id = events.response.headers.get("request-id")

@@ -247,3 +247,31 @@ def test_tool_strategy_streams_the_tool_input(tmp_path: Path, fake: FakeAnthropi
     assert isinstance(done, Done)
     assert json.loads(_text(events)) == value
     assert _comparable(done.result) == _comparable(ran)
+
+
+def test_wrapped_tool_input_streams_the_inner_value(
+    tmp_path: Path, fake: FakeAnthropicServer
+) -> None:
+    """An array schema travels as {"value": [...]} in the forced tool: the deltas and partial
+    values are the array's, and the result is run()'s."""
+    root = _project(tmp_path, fake.url)
+    (root / "prompts" / "list.schema.json").write_text(
+        json.dumps({"type": "array", "items": {"type": "string"}}), encoding="utf-8"
+    )
+    (root / "prompts" / "names.prompt.md").write_text(
+        "---\nprofile: claude\noutput:\n  format: json_schema\n  schema: list.schema.json\n"
+        "  strategy: tool\n---\nList names in: {{ text }}\n",
+        encoding="utf-8",
+    )
+    names = ["Ada", "Grace", "Katherine"]
+    fake.reply_tool({"value": names})
+    fake.reply_tool({"value": names})
+    ran = _engine(root).run("names", inputs={"text": "x"})
+    events = list(_engine(root).stream("names", inputs={"text": "x"}))
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert json.loads(_text(events)) == names
+    partials = [e.value for e in events if isinstance(e, PartialValue)]
+    assert partials[-1] == names
+    assert all(isinstance(p, list) for p in partials)
+    assert _comparable(done.result) == _comparable(ran)
