@@ -176,3 +176,19 @@ def test_async_twin_and_reset_mid_stream(root: Path, fake: FakeOpenAIServer) -> 
     assert isinstance(failure, errors.LLMGenerateError)
     assert failure.partial_text == "Hello"
     assert failure.reason == "connection"
+
+
+def test_a_refusal_streams_its_text_and_ends_as_run_does(
+    root: Path, fake: FakeOpenAIServer
+) -> None:
+    """A refusal arrives as refusal deltas: they are the text, and the result is run()'s (finish
+    reason refusal, a refusal issue, no repair)."""
+    fake.reply(None, refusal="I can't help with that.", chunks=5)
+    fake.reply(None, refusal="I can't help with that.")
+    streamed_events = list(_engine(root).stream("contact", inputs={"text": "Ada"}))
+    ran = _engine(root).run("contact", inputs={"text": "Ada"})
+    done = streamed_events[-1]
+    assert isinstance(done, Done)
+    assert _text(streamed_events) == "I can't help with that."
+    assert done.result.finish_reason == "refusal"
+    assert _comparable(done.result) == _comparable(ran)
