@@ -8,7 +8,6 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,10 +18,10 @@ from scriptorium.usecase import (
     AttemptStarted,
     Done,
     PartialValue,
-    RunResult,
     StreamEvent,
     TextDelta,
 )
+from tests.comparable import comparable
 
 KEY = "sk-ant-stream-canary-7e21c0d9"
 SCHEMA = {
@@ -90,15 +89,6 @@ def root(tmp_path: Path, server: FakeAnthropicServer) -> Path:
     return _project(tmp_path, server.url)
 
 
-def _comparable(result: RunResult) -> dict[str, Any]:
-    data = result.model_dump(mode="json")
-    for key in ("run_id", "started_at", "finished_at", "duration_ms"):
-        data.pop(key)
-    for attempt in data["attempts"]:
-        attempt.pop("latency_ms")
-    return data
-
-
 def _text(events: list[StreamEvent], attempt: int = 1) -> str:
     return "".join(e.text for e in events if isinstance(e, TextDelta) and e.attempt == attempt)
 
@@ -131,7 +121,7 @@ def test_stream_result_equals_run_result(root: Path, fake: FakeAnthropicServer) 
     fake.reply(GOOD, usage=USAGE)
     ran = _engine(root).run("contact", inputs={"text": "Ada"})
     streamed = _engine(root).stream("contact", inputs={"text": "Ada"}).result()
-    assert _comparable(streamed) == _comparable(ran)
+    assert comparable(streamed) == comparable(ran)
     assert streamed.usage.cost_micro == ran.usage.cost_micro > 0
 
 
@@ -198,7 +188,7 @@ def test_async_twin(root: Path, fake: FakeAnthropicServer) -> None:
     last_sync, last_async = sync_events[-1], async_events[-1]
     assert isinstance(last_sync, Done)
     assert isinstance(last_async, Done)
-    assert _comparable(last_async.result) == _comparable(last_sync.result)
+    assert comparable(last_async.result) == comparable(last_sync.result)
 
 
 def test_async_error_after_first_delta(root: Path, fake: FakeAnthropicServer) -> None:
@@ -246,7 +236,7 @@ def test_tool_strategy_streams_the_tool_input(tmp_path: Path, fake: FakeAnthropi
     done = events[-1]
     assert isinstance(done, Done)
     assert json.loads(_text(events)) == value
-    assert _comparable(done.result) == _comparable(ran)
+    assert comparable(done.result) == comparable(ran)
 
 
 def test_wrapped_tool_input_streams_the_inner_value(
@@ -274,4 +264,4 @@ def test_wrapped_tool_input_streams_the_inner_value(
     partials = [e.value for e in events if isinstance(e, PartialValue)]
     assert partials[-1] == names
     assert all(isinstance(p, list) for p in partials)
-    assert _comparable(done.result) == _comparable(ran)
+    assert comparable(done.result) == comparable(ran)

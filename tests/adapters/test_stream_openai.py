@@ -8,14 +8,14 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from scriptorium import Engine, errors
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.testing import FakeOpenAIServer, FixedClock, SequentialIds
-from scriptorium.usecase import Done, PartialValue, RunResult, StreamEvent, TextDelta
+from scriptorium.usecase import Done, PartialValue, StreamEvent, TextDelta
+from tests.comparable import comparable
 
 KEY = "sk-openai-stream-canary-41f9e2"
 SCHEMA = {
@@ -80,15 +80,6 @@ def root(tmp_path: Path, server: FakeOpenAIServer) -> Path:
     return _project(tmp_path, server.url)
 
 
-def _comparable(result: RunResult) -> dict[str, Any]:
-    data = result.model_dump(mode="json")
-    for key in ("run_id", "started_at", "finished_at", "duration_ms"):
-        data.pop(key)
-    for attempt in data["attempts"]:
-        attempt.pop("latency_ms")
-    return data
-
-
 def _text(events: list[StreamEvent]) -> str:
     return "".join(e.text for e in events if isinstance(e, TextDelta))
 
@@ -116,7 +107,7 @@ def test_stream_result_equals_run_result(root: Path, fake: FakeOpenAIServer) -> 
     fake.reply(GOOD, prompt_tokens=40, completion_tokens=12)
     ran = _engine(root).run("contact", inputs={"text": "Ada"})
     streamed = _engine(root).stream("contact", inputs={"text": "Ada"}).result()
-    assert _comparable(streamed) == _comparable(ran)
+    assert comparable(streamed) == comparable(ran)
 
 
 def test_tool_strategy_streams_the_arguments(tmp_path: Path, fake: FakeOpenAIServer) -> None:
@@ -129,7 +120,7 @@ def test_tool_strategy_streams_the_arguments(tmp_path: Path, fake: FakeOpenAISer
     done = events[-1]
     assert isinstance(done, Done)
     assert _text(events) == GOOD
-    assert _comparable(done.result) == _comparable(ran)
+    assert comparable(done.result) == comparable(ran)
 
 
 def test_errors_before_the_first_text_are_retried(root: Path, fake: FakeOpenAIServer) -> None:
@@ -191,4 +182,4 @@ def test_a_refusal_streams_its_text_and_ends_as_run_does(
     assert isinstance(done, Done)
     assert _text(streamed_events) == "I can't help with that."
     assert done.result.finish_reason == "refusal"
-    assert _comparable(done.result) == _comparable(ran)
+    assert comparable(done.result) == comparable(ran)

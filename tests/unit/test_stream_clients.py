@@ -19,7 +19,8 @@ from scriptorium.llm.router import Router
 from scriptorium.llm.streaming import StreamItem, astream_of, chunked, stream_of
 from scriptorium.prompt.model import Message
 from scriptorium.testing import FakeClient
-from scriptorium.usecase import Done, RunRequest, RunResult, TextDelta
+from scriptorium.usecase import Done, RunRequest, TextDelta
+from tests.comparable import comparable
 from tests.conftest import RunnerFactory
 
 
@@ -113,15 +114,6 @@ def test_an_object_that_cannot_generate_is_a_config_error() -> None:
     assert caught.value.reason == "config"
 
 
-def _comparable(result: RunResult) -> dict[str, object]:
-    data = result.model_dump(mode="json")
-    for key in ("run_id", "started_at", "finished_at", "duration_ms"):
-        data.pop(key)
-    for attempt in data["attempts"]:
-        attempt.pop("latency_ms")
-    return data
-
-
 # make_runner is a factory: each example builds fresh runners from it.
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -146,4 +138,4 @@ def test_streamed_result_equals_run_result_for_any_text(
     done = events[-1]
     assert isinstance(done, Done)
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == text
-    assert _comparable(done.result) == _comparable(ran)
+    assert comparable(done.result) == comparable(ran)

@@ -6,7 +6,6 @@ import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
@@ -25,21 +24,12 @@ from scriptorium.usecase import (
     StreamEvent,
     TextDelta,
 )
+from tests.comparable import comparable
 from tests.conftest import RunnerFactory
 
 CONTACT = RunRequest(prompt_id="extract/contact", artifacts={"document": "doc.txt"})
 GREET = RunRequest(prompt_id="greet", inputs={"name": "Ada"})
 GOOD = '{"name": "Ada Lovelace", "email": "ada@example.com"}'
-
-
-def _comparable(result: RunResult) -> dict[str, Any]:
-    """The result without what differs between two runs of the same response."""
-    data = result.model_dump(mode="json")
-    for key in ("run_id", "started_at", "finished_at", "duration_ms"):
-        data.pop(key)
-    for attempt in data["attempts"]:
-        attempt.pop("latency_ms")
-    return data
 
 
 def _texts(events: list[StreamEvent], attempt: int = 1) -> str:
@@ -76,7 +66,7 @@ def test_stream_result_equals_run_result(make_runner: RunnerFactory) -> None:
     )
     ran = make_runner(FakeClient([response])).run(CONTACT)
     streamed = make_runner(FakeClient([response])).stream(CONTACT).result()
-    assert _comparable(streamed) == _comparable(ran)
+    assert comparable(streamed) == comparable(ran)
     assert streamed.run_id == ran.run_id == "run-1"
 
 
@@ -160,7 +150,7 @@ def test_repair_is_announced_and_streamed(make_runner: RunnerFactory) -> None:
     assert isinstance(done, Done)
     other = FakeClient(script)
     ran = make_runner(other, repairer=DefaultOutputRepairer(other)).run(CONTACT)
-    assert _comparable(done.result) == _comparable(ran)
+    assert comparable(done.result) == comparable(ran)
     assert done.result.validation.repaired
 
 
