@@ -28,7 +28,7 @@ class TextDelta(BaseModel):
     """A piece of the output text of generation ``attempt`` (1 = initial, 2.. = repairs), in order:
     an attempt's deltas add up to its text."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     type: Literal["text_delta"] = "text_delta"
     text: str
@@ -42,7 +42,7 @@ class PartialValue(BaseModel):
     partial value grows the one before; the last one of a valid run is ``validation.value``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     type: Literal["partial_value"] = "partial_value"
     value: Any
@@ -52,7 +52,7 @@ class PartialValue(BaseModel):
 class AttemptStarted(BaseModel):
     """Generation ``attempt`` begins: ``initial`` (attempt 1), or a ``repair`` of the one before."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     type: Literal["attempt_started"] = "attempt_started"
     attempt: int = Field(ge=1)
@@ -62,7 +62,7 @@ class AttemptStarted(BaseModel):
 class Done(BaseModel):
     """The run is over; ``result`` is what ``run`` returns for the same responses."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     type: Literal["done"] = "done"
     result: RunResult
