@@ -6,7 +6,8 @@ drivers differ. Where ``run`` sends a generation request to ``client.generate``,
 read ``client.stream`` (``astream``) chunk by chunk and turn each chunk into events with an
 :class:`_AttemptEvents`, which holds every streaming rule and does no I/O; the sync and the async
 driver share it. A repair is asked for after the stream ended, exactly as ``run`` asks, and is
-announced with ``AttemptStarted(kind="repair")``; its text arrives as one delta.
+announced with ``AttemptStarted(kind="repair")``; a repairer with ``stream`` / ``astream`` (the
+default one has them) streams its text too, any other gives it as one delta.
 
 Errors: everything a client raises goes through the same LLM boundary as in ``run``; an
 ``LLMGenerateError`` after the first delta carries the text delivered so far as ``partial_text``.
@@ -15,9 +16,9 @@ Errors: everything a client raises goes through the same LLM boundary as in ``ru
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from datetime import datetime
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -190,8 +191,8 @@ class _Driver:
             attempt=self.attempt, kind="initial" if kind == "initial" else "repair"
         )
 
-    def boundary(self) -> Any:
-        return self.runner._llm_boundary(self.plan, "calling the model")
+    def boundary(self, what: str = "calling the model") -> Any:
+        return self.runner._llm_boundary(self.plan, what)
 
     def repaired(self, outcome: object) -> list[StreamEvent]:
         assert self.current is not None
@@ -256,16 +257,29 @@ def _flow_events(driver: _Driver) -> Generator[StreamEvent, None, None]:
     flow = driver.flow
     call = next(flow)
     while True:
+        outcome: Any
         if isinstance(call, _Generate):
             yield driver.begin("initial")
-            response = yield from _generation(driver, call.request)
-            outcome: Any = response
+            driver.call_started(call)
+            opened = partial(stream_of, driver.runner._client, call.request)
+            outcome = yield from _generation(driver, opened)
         else:
             yield driver.begin("repair")
             driver.call_started(call)
-            outcome = driver.runner._call(call, driver.plan)
-            driver.call_ended(outcome)
-            yield from driver.repaired(outcome)
+            stream = getattr(driver.runner._repairer, "stream", None)
+            if callable(stream):
+                try:
+                    response = yield from _generation(
+                        driver, partial(stream, call.context), "repairing the output"
+                    )
+                except LLMGenerateError as err:
+                    outcome = err  # a failed repair ends the repairs; the flow reports it
+                else:
+                    outcome = RepairResult(response=response)
+            else:
+                outcome = driver.runner._call(call, driver.plan)
+                driver.call_ended(outcome)
+                yield from driver.repaired(outcome)
         try:
             call = flow.send(outcome)
         except StopIteration as done:
@@ -273,15 +287,19 @@ def _flow_events(driver: _Driver) -> Generator[StreamEvent, None, None]:
             return
 
 
-def _generation(driver: _Driver, request: Any) -> Generator[StreamEvent, None, LLMResponse]:
+def _generation(
+    driver: _Driver,
+    open_items: Callable[[], Iterator[StreamItem]],
+    what: str = "calling the model",
+) -> Generator[StreamEvent, None, LLMResponse]:
+    """One streamed generation: deltas and partial values as the items arrive; its response."""
     attempt = driver.current
     assert attempt is not None
     response: LLMResponse | None = None
     items: Iterator[StreamItem] | None = None
-    driver.call_started(_GenerateLike(request))
     try:
-        with driver.boundary():
-            items = stream_of(driver.runner._client, request)
+        with driver.boundary(what):
+            items = iter(open_items())
             token = driver.enter_scope()
             try:
                 first = next(items, None)  # the retries, if any, happen in here
@@ -329,19 +347,34 @@ async def _aflow_events(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
     flow = driver.flow
     call = next(flow)
     while True:
+        outcome: Any
+        holder: list[LLMResponse] = []
         if isinstance(call, _Generate):
             yield driver.begin("initial")
-            holder: list[LLMResponse] = []
-            async for event in _ageneration(driver, call.request, holder):
+            driver.call_started(call)
+            aopened = partial(astream_of, driver.runner._client, call.request)
+            async for event in _ageneration(driver, aopened, holder):
                 yield event
-            outcome: Any = holder[0]
+            outcome = holder[0]
         else:
             yield driver.begin("repair")
             driver.call_started(call)
-            outcome = await driver.runner._acall(call, driver.plan)
-            driver.call_ended(outcome)
-            for event in driver.repaired(outcome):
-                yield event
+            astream = getattr(driver.runner._repairer, "astream", None)
+            if callable(astream):
+                try:
+                    async for event in _ageneration(
+                        driver, partial(astream, call.context), holder, "repairing the output"
+                    ):
+                        yield event
+                except LLMGenerateError as err:
+                    outcome = err  # a failed repair ends the repairs; the flow reports it
+                else:
+                    outcome = RepairResult(response=holder[0])
+            else:
+                outcome = await driver.runner._acall(call, driver.plan)
+                driver.call_ended(outcome)
+                for event in driver.repaired(outcome):
+                    yield event
         try:
             call = flow.send(outcome)
         except StopIteration as done:
@@ -351,16 +384,19 @@ async def _aflow_events(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
 
 
 async def _ageneration(
-    driver: _Driver, request: Any, holder: list[LLMResponse]
+    driver: _Driver,
+    open_items: Callable[[], AsyncIterator[StreamItem]],
+    holder: list[LLMResponse],
+    what: str = "calling the model",
 ) -> AsyncGenerator[StreamEvent, None]:
+    """The async twin of :func:`_generation`; the response goes into ``holder``."""
     attempt = driver.current
     assert attempt is not None
     response: LLMResponse | None = None
     items: AsyncIterator[StreamItem] | None = None
-    driver.call_started(_GenerateLike(request))
     try:
-        with driver.boundary():
-            items = astream_of(driver.runner._client, request)
+        with driver.boundary(what):
+            items = aiter(open_items())
             token = driver.enter_scope()
             try:
                 first = await anext(items, None)  # the retries, if any, happen in here
@@ -391,13 +427,6 @@ async def _ageneration(
     for event in events:
         yield event
     holder.append(final)
-
-
-@dataclass(frozen=True, slots=True)
-class _GenerateLike:
-    """A generation call as the observer bookkeeping reads it (it has a ``request``)."""
-
-    request: LLMRequest
 
 
 class RunStream:

@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
@@ -19,6 +20,8 @@ from scriptorium.usecase import (
     DefaultOutputRepairer,
     Done,
     PartialValue,
+    RepairContext,
+    RepairResult,
     RunRequest,
     RunResult,
     StreamEvent,
@@ -260,3 +263,45 @@ def test_async_failure_after_first_delta(make_runner: RunnerFactory) -> None:
     with pytest.raises(errors.LLMGenerateError) as caught:
         asyncio.run(run())
     assert caught.value.partial_text == "Hel"
+
+
+def test_the_default_repairer_streams_the_repair(make_runner: RunnerFactory) -> None:
+    """The repair's text arrives in several deltas of attempt 2, through the same client."""
+    client = FakeClient(['{"name": "Ada"}', GOOD], chunks=4)
+    runner = make_runner(client, repairer=DefaultOutputRepairer(client))
+    events = list(runner.stream(CONTACT))
+    repair_deltas = [e for e in events if isinstance(e, TextDelta) and e.attempt == 2]
+    assert len(repair_deltas) == 4
+    assert "".join(d.text for d in repair_deltas) == GOOD
+
+
+def test_a_failed_repair_is_reported_as_run_reports_it(make_runner: RunnerFactory) -> None:
+    """A repair call that fails ends the repairs with a repair_failed issue, streamed or not."""
+    script: list[Any] = [
+        '{"name": "Ada"}',
+        errors.LLMGenerateError("down", reason="server_error", attempts=1),
+    ]
+    ran_client, streamed_client = FakeClient(script), FakeClient(script)
+    ran = make_runner(ran_client, repairer=DefaultOutputRepairer(ran_client)).run(CONTACT)
+    streamed = (
+        make_runner(streamed_client, repairer=DefaultOutputRepairer(streamed_client))
+        .stream(CONTACT)
+        .result()
+    )
+    assert any(i.keyword == "repair_failed" for i in streamed.validation.issues)
+    assert comparable(streamed) == comparable(ran)
+
+
+def test_a_repairer_without_stream_gives_its_text_in_one_delta(make_runner: RunnerFactory) -> None:
+    """A custom repairer with only repair(): the repaired text is one delta of attempt 2."""
+
+    class Fixer:
+        def repair(self, context: RepairContext) -> RepairResult:
+            return RepairResult(response=LLMResponse(text=GOOD))
+
+    runner = make_runner(FakeClient(['{"name": "Ada"}']), repairer=Fixer())
+    events = list(runner.stream(CONTACT))
+    assert [e.text for e in events if isinstance(e, TextDelta) and e.attempt == 2] == [GOOD]
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.result.validation.repaired
