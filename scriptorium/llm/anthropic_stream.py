@@ -2,7 +2,7 @@
 the same retry loop.
 
 The body is the one :class:`~scriptorium.llm.anthropic.AnthropicClient` sends (built once by
-:mod:`scriptorium.llm.anthropic_body`), plus ``"stream": true``; the SDK parses the server-sent
+:mod:`scriptorium.llm.anthropic_body`, media spliced in as it is sent), plus ``"stream": true``; the SDK parses the server-sent
 events into its typed stream events. One attempt is "send, and read events until the first text": whatever fails up to
 there (a 529, a reset, an ``error`` event before any text) goes through the ordinary retry rules.
 From the first text on, nothing is retried (the consumer has already seen text): a failure is an
@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import LLMGenerateError, redact
-from scriptorium.llm.anthropic_body import MESSAGES_PATH
+from scriptorium.llm.anthropic_body import MESSAGES_PATH, encode_body
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry import Failure, acall_with_retry, call_with_retry, classify_http
 from scriptorium.llm.streaming import StreamItem
@@ -252,18 +252,20 @@ def err_failure(err: BaseException) -> Failure:
 
 
 def _open(client: Any, call: _Call, timeout_s: float) -> Any:
-    """Send the call's body with ``stream=True``; the SDK's ``Stream`` of typed events."""
+    """Send the call's body with ``stream=True`` (media spliced in as it is sent, as for
+    ``generate``); the SDK's ``Stream`` of typed events."""
     from scriptorium.llm import anthropic
 
     sdk = anthropic._sdk()
-    return client.post(
-        MESSAGES_PATH,
-        body={**call.sent.body, "stream": True},
-        cast_to=sdk.types.Message,
-        options={"timeout": timeout_s},
-        stream=True,
-        stream_cls=sdk.Stream[sdk.types.RawMessageStreamEvent],
-    )
+    with call.wire.sending(client, call.sent.body) as body:
+        return client.post(
+            MESSAGES_PATH,
+            content=encode_body({**body, "stream": True}),
+            cast_to=sdk.types.Message,
+            options={"timeout": timeout_s},
+            stream=True,
+            stream_cls=sdk.Stream[sdk.types.RawMessageStreamEvent],
+        )
 
 
 async def _aopen(client: Any, call: _Call, timeout_s: float) -> Any:
@@ -271,14 +273,15 @@ async def _aopen(client: Any, call: _Call, timeout_s: float) -> Any:
     from scriptorium.llm import anthropic
 
     sdk = anthropic._sdk()
-    return await client.post(
-        MESSAGES_PATH,
-        body={**call.sent.body, "stream": True},
-        cast_to=sdk.types.Message,
-        options={"timeout": timeout_s},
-        stream=True,
-        stream_cls=sdk.AsyncStream[sdk.types.RawMessageStreamEvent],
-    )
+    with call.wire.sending(client, call.sent.body) as body:
+        return await client.post(
+            MESSAGES_PATH,
+            content=encode_body({**body, "stream": True}),
+            cast_to=sdk.types.Message,
+            options={"timeout": timeout_s},
+            stream=True,
+            stream_cls=sdk.AsyncStream[sdk.types.RawMessageStreamEvent],
+        )
 
 
 def _fold(call: _Call) -> _Fold:

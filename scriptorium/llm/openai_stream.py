@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry import Failure, acall_with_retry, call_with_retry, classify_http
 from scriptorium.llm.streaming import StreamItem
@@ -172,27 +173,31 @@ def _broken(model: str, key: str, err: BaseException, attempts: int, text: str) 
     )
 
 
-def _setup(owner: OpenAIClient, request: LLMRequest) -> tuple[str, dict[str, Any], str | None]:
+def _setup(request: LLMRequest) -> tuple[str, dict[str, Any], str | None, MediaWire]:
+    """The key, the streaming parameters, the strategy and the media wire (media base64 spliced
+    into the body as it is sent, as for ``generate``)."""
     from scriptorium.llm.openai import _key_value, build_params
 
     key = _key_value(request)
-    params, strategy = build_params(request)
+    media_wire = MediaWire()
+    params, strategy = build_params(request, media_wire=media_wire)
     params["stream"] = True
     params["stream_options"] = {"include_usage": True}
-    return key, params, strategy
+    return key, params, strategy, media_wire
 
 
 def stream(owner: OpenAIClient, request: LLMRequest) -> Iterator[StreamItem]:
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``."""
     from scriptorium.llm.openai import _read
 
-    key, params, strategy = _setup(owner, request)
+    key, params, strategy, media_wire = _setup(request)
     client = owner._clients.sync(owner._endpoint(request), key)
     started = time.perf_counter()
     model = request.target.model
 
     def attempt(timeout_s: float) -> tuple[Any, Iterator[Any], _Fold, str | None]:
-        chunks = client.chat.completions.create(**params, timeout=timeout_s)
+        with media_wire.sending(client, params) as sent:
+            chunks = client.chat.completions.create(**sent, timeout=timeout_s)
         fold = _Fold()
         try:
             iterator = iter(chunks)
@@ -237,13 +242,14 @@ async def astream(owner: OpenAIClient, request: LLMRequest) -> AsyncIterator[Str
     """The async twin of :func:`stream`."""
     from scriptorium.llm.openai import _read
 
-    key, params, strategy = _setup(owner, request)
+    key, params, strategy, media_wire = _setup(request)
     client = await owner._clients.async_(owner._endpoint(request), key)
     started = time.perf_counter()
     model = request.target.model
 
     async def attempt(timeout_s: float) -> tuple[Any, AsyncIterator[Any], _Fold, str | None]:
-        chunks = await client.chat.completions.create(**params, timeout=timeout_s)
+        with media_wire.sending(client, params) as sent:
+            chunks = await client.chat.completions.create(**sent, timeout=timeout_s)
         fold = _Fold()
         try:
             iterator = aiter(chunks)

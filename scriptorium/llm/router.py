@@ -204,6 +204,15 @@ class Router:
         """The async twin of :meth:`stream`."""
         return astream_of(self._route(request), request)
 
+    def count_tokens(self, request: LLMRequest) -> int | None:
+        """The provider's own count of ``request``'s input tokens, or None when its adapter has
+        no counting endpoint."""
+        count = getattr(self._route(request), "count_tokens", None)
+        if not callable(count):
+            return None
+        result = count(request)
+        return result if isinstance(result, int) else None
+
     def verify(
         self,
         target: Target,
