@@ -19,6 +19,7 @@ from scriptorium.llm.model import LLMRequest, LLMResponse, TokenCount
 from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.runner import Clock, NewId, Runner
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
 if TYPE_CHECKING:
     from scriptorium.lint import Problem
@@ -111,6 +112,16 @@ class Engine:
     async def arun(self, request: RunRequest | str, /, **fields: Any) -> RunResult:
         """The async twin of :meth:`run`."""
         return await self.runner.arun(as_request(request, fields))
+
+    def stream(self, request: RunRequest | str, /, **fields: Any) -> RunStream:
+        """The run as events while the model writes (a context manager and an iterator of
+        ``TextDelta``, ``PartialValue``, ``AttemptStarted``, ``Done``); ``result()`` is the
+        ``RunResult`` that :meth:`run` returns for the same response."""
+        return self.runner.stream(as_request(request, fields))
+
+    def astream(self, request: RunRequest | str, /, **fields: Any) -> AsyncRunStream:
+        """The async twin of :meth:`stream` (``async with`` / ``async for``)."""
+        return self.runner.astream(as_request(request, fields))
 
     def count_tokens(self, request: RunRequest | str, /, **fields: Any) -> TokenCount:
         """The input tokens the prepared request would send: Anthropic's token-counting endpoint

@@ -134,6 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a prompt and print its output (the parsed value, as JSON, for a JSON prompt)",
     )
     _request_options(run)
+    run.add_argument(
+        "--stream",
+        action="store_true",
+        help="write the text as the model writes it (and, for JSON prompts, the parsed value at "
+        "the end); with --json, one JSON line per event",
+    )
     _common(run, json_help="print the whole RunResult as JSON")
     run.add_argument(
         "--raw", action="store_true", help="print the model's text as it came, not the parsed value"

@@ -171,7 +171,14 @@ def build_openapi(*, secured: bool) -> dict[str, Any]:
                 ],
                 "requestBody": run_request,
                 "responses": {
-                    "200": {"description": "the RunResult", "content": _json(by_name["RunResult"])},
+                    "200": {
+                        "description": "the RunResult; with 'Accept: text/event-stream', the run "
+                        "as server-sent events attempt, text, partial, result and error",
+                        "content": {
+                            **_json(by_name["RunResult"]),
+                            "text/event-stream": {"schema": {"type": "string"}},
+                        },
+                    },
                     **run_errors,
                 },
             }

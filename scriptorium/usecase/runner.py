@@ -48,6 +48,7 @@ from scriptorium.usecase.model import (
     SettingSource,
 )
 from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 from scriptorium.usecase.unicode import checked_verdict as unicode_checked
 from scriptorium.validate.model import (
     LoadedSchema,
@@ -190,6 +191,19 @@ class Runner:
         finally:
             if token is not None:
                 run_scope.leave(token)
+
+    def stream(self, request: RunRequest) -> RunStream:
+        """The run as events while the model writes; ``result()`` is what :meth:`run` returns.
+        Prepares now (its errors raise here); the model is called when the stream is read."""
+        started = self._clock()
+        run_id = self._new_id()
+        return RunStream(self, request, run_id, started)
+
+    def astream(self, request: RunRequest) -> AsyncRunStream:
+        """The async twin of :meth:`stream`."""
+        started = self._clock()
+        run_id = self._new_id()
+        return AsyncRunStream(self, request, run_id, started)
 
     def count_tokens(self, request: RunRequest) -> TokenCount:
         """The input tokens of the prepared request: the client's own count when it has one
