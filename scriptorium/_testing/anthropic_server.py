@@ -13,14 +13,21 @@ answers with its default reply (``default_text``), or a 500 when that is None. S
 delayed; ``reset_connection`` drops the connection (TCP reset) without answering; ``malformed``
 sends raw bytes as a 200. Every answer carries a ``request-id`` header, as Anthropic's do. Serving,
 recording and the generic steps live in the shared core, :mod:`scriptorium._testing.http`.
+
+The Message Batches endpoints (``/v1/messages/batches``: create, retrieve, list, results, cancel)
+are served too; ``server.batches`` scripts them (how many polls a batch runs, rows that error,
+expire or are canceled, result order) and records every batch created.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from scriptorium._testing.anthropic_batches import AnthropicBatchRoutes
+from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.http import Answer, RecordedRequest, ScriptedHTTPServer
 
 __all__ = ["FakeAnthropicServer", "RecordedRequest"]
@@ -90,6 +97,9 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         self.default_usage = dict(default_usage or DEFAULT_USAGE)
         # One counter numbers both message ids and request ids, so every id is unique.
         self._ids = itertools.count(1)
+        #: The Message Batches the server holds, and their script.
+        self.batches = FakeBatches("msgbatch_fake_", self._batch_answer)
+        self._batch_routes = AnthropicBatchRoutes(self.batches, lambda: self.base_url)
 
     @property
     def url(self) -> str:
@@ -188,3 +198,23 @@ class FakeAnthropicServer(ScriptedHTTPServer):
     def response_headers(self) -> Mapping[str, str]:
         """A fresh ``request-id`` on every answer, as the SDK reads it."""
         return {"request-id": f"req_fake_{next(self._ids)}"}
+
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """The Message Batches endpoints."""
+        return self._batch_routes.answer(request)
+
+    def clear(self) -> None:
+        """Forget the script, the recorded requests and every batch."""
+        super().clear()
+        self.batches.clear()
+
+    def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
+        """A batch row answered as the same body sent to ``/v1/messages`` would be by default."""
+        request = RecordedRequest("POST", "/v1/messages", {}, params, b"")
+        text_for = self.batches.text
+        if text_for is not None:
+            content = [{"type": "text", "text": text_for(custom_id, params)}]
+            usage = self.default_usage
+            return 200, _message_body(request, content, "end_turn", usage, None, self._next_id())
+        answer = self.default_answer(request)
+        return answer.status, json.loads(answer.body)

@@ -101,6 +101,11 @@ class ScriptedHTTPServer:
         """Headers sent on every answer, before the answer's own (called once per answer)."""
         return {}
 
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """An answer for a request outside the scripted ``POST`` paths (the batch endpoints), or
+        None to fall through to the script. Not recorded in :attr:`requests`."""
+        return None
+
     def push(self, build: Build, delay_s: float = 0.0) -> None:
         """Queue one step."""
         with self._lock:
@@ -290,15 +295,18 @@ class _Handler(socketserver.StreamRequestHandler):
         raw = self.rfile.read(length) if length else b""
         connection = headers.get("connection", "").lower()
         keep_alive = connection != "close" and (version == "HTTP/1.1" or connection == "keep-alive")
-        if method != "POST":
+        if method not in ("POST", "GET", "DELETE"):
             error = {"error": {"message": f"method {method} not supported"}}
             return self._send(Answer.json(error, status=501)) and keep_alive
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        request = RecordedRequest("POST", target, headers, body, raw)
-        if target.split("?")[0].rstrip("/") not in self.fake.paths:
+        request = RecordedRequest(method, target, headers, body, raw)
+        routed = self.fake.route(request)
+        if routed is not None:
+            return self._send(routed) and keep_alive
+        if method != "POST" or target.split("?")[0].rstrip("/") not in self.fake.paths:
             return self._send(self.fake.not_found(request)) and keep_alive
         answer, delay_s = self.fake._answer(request)
         if delay_s or self.fake.latency_s:

@@ -12,15 +12,21 @@ Each ``POST /v1/chat/completions`` consumes the next scripted step; with the scr
 server answers ``default_text`` (or a 500 when that is None). The scripting vocabulary is the same
 as ``FakeAnthropicServer``'s: ``reply``, ``reply_tool``, ``reply_json``, ``fail``, ``malformed``,
 ``reset_connection``, ``delay``.
+
+The Files and Batch endpoints (``/v1/files``, ``/v1/batches``) are served too; ``server.batches``
+scripts how batches run and how their rows end, and records every batch created.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.http import Answer, RecordedRequest, ScriptedHTTPServer
+from scriptorium._testing.openai_batches import OpenAIBatchRoutes
 
 __all__ = ["FakeOpenAIServer", "RecordedRequest", "completion_body"]
 
@@ -88,6 +94,9 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         super().__init__(latency_s=latency_s, record=record)
         self.default_text = default_text
         self._ids = itertools.count(1)
+        #: The batches the server holds, and their script.
+        self.batches = FakeBatches("batch_fake", self._batch_answer)
+        self._batch_routes = OpenAIBatchRoutes(self.batches)
 
     @property
     def url(self) -> str:
@@ -200,3 +209,29 @@ class FakeOpenAIServer(ScriptedHTTPServer):
             usage=_usage(10, 5, None),
         )
         return Answer.json(body, headers=self._headers(None))
+
+    # --- batches ---------------------------------------------------------------------------------
+
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """The Files and Batch endpoints."""
+        return self._batch_routes.answer(request)
+
+    def clear(self) -> None:
+        """Forget the script, the recorded requests, every batch and file."""
+        super().clear()
+        self.batches.clear()
+        self._batch_routes.clear()
+
+    def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
+        """A batch row answered as the same body sent to ``/v1/chat/completions`` would be."""
+        request = RecordedRequest("POST", "/v1/chat/completions", {}, params, b"")
+        text_for = self.batches.text
+        if text_for is None:
+            answer = self.default_answer(request)
+            return answer.status, json.loads(answer.body)
+        message = {"role": "assistant", "content": text_for(custom_id, params), "refusal": None}
+        usage = _usage(10, 5, None)
+        body = completion_body(
+            message, model=_asked_model(request), finish_reason="stop", usage=usage
+        )
+        return 200, body
