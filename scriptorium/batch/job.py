@@ -35,7 +35,7 @@ __all__ = ["CRASH_ENV", "BatchJob", "BatchStatus", "resume", "submit"]
 #: Test hook: the name of a step at which the process kills itself (SIGKILL), so crash tests
 #: can stop a real process at an exact point. Steps: ``before-submit`` (state saved, create not
 #: sent), ``after-submit`` (create answered, state not saved yet), ``in-progress`` (a poll found
-#: the batch running), and the CLI's ``writing-results``.
+#: the batch running), and the CLI's ``writing-results``; ``step@N`` names the N-th time.
 CRASH_ENV = "SCRIPTORIUM_BATCH_CRASH_AT"
 
 #: Polling backs off from ``poll_s`` by this factor up to :data:`MAX_POLL_S`.
@@ -47,9 +47,20 @@ _SLICE_S = 0.5
 ProviderFactory = Callable[[LLMRequest, BatchLimits | None, RetryHooks], BatchProvider]
 
 
+_reached: dict[str, int] = {}
+
+
 def crash_point(step: str) -> None:
-    """Kill this process outright when the test hook names ``step`` (see :data:`CRASH_ENV`)."""
-    if os.environ.get(CRASH_ENV) == step:
+    """Kill this process outright when the test hook names ``step`` (see :data:`CRASH_ENV`);
+    ``step@N`` kills at the N-th time the step is reached."""
+    wanted = os.environ.get(CRASH_ENV)
+    if not wanted:
+        return
+    name, _, nth = wanted.partition("@")
+    if name != step:
+        return
+    _reached[step] = _reached.get(step, 0) + 1
+    if _reached[step] == int(nth or 1):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
