@@ -22,6 +22,7 @@ from scriptorium.batch.provider import (
 )
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.anthropic import DEFAULT_BASE_URL, _Call, _classify, _default_factory
+from scriptorium.llm.anthropic_body import build_body
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.retry import RetryHooks, classify_http
 
@@ -49,8 +50,8 @@ _MAX_PAGES = 10
 
 def message_params(request: LLMRequest) -> dict[str, Any]:
     """The Messages API body a run of ``request`` sends (model, max_tokens, system, messages,
-    structured-output blocks, stop sequences)."""
-    return _Call(request).params
+    structured-output blocks, stop sequences): the adapter's own :func:`build_body`."""
+    return build_body(request).body
 
 
 def _epoch(value: Any) -> float:
@@ -152,9 +153,7 @@ class AnthropicBatches:
             raise _row_error(row, model)
         call = _Call(request)
         body = call.read(json.dumps(row.body).encode("utf-8"))
-        message_id = body.get("id") if isinstance(body.get("id"), str) else None
-        response = call.response(body, None, 1, 0.0)
-        return batch_priced(response, request, {"message_id": message_id})
+        return batch_priced(call.response(body, None, 1, 0.0), request, {})
 
 
 def _row(line: Any) -> RowResult:

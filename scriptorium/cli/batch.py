@@ -1,6 +1,7 @@
 """``scriptorium batch``: one prompt over a JSONL file of inputs, resumable.
 
-Each input line is ``{"inputs": {...}, "artifacts": {...}, "id": ...}`` (every key optional). Each
+Each input line is ``{"inputs": {...}, "artifacts": {...}, "id": ...}`` (every key optional); an
+artifact is a path, or its content as ``{"text": ...}`` or ``{"base64": ..., "media_type": ...}``. Each
 output line is ``{"line", "id", "request_hash", "valid", "result"}`` or
 ``{"line", "id", "request_hash", "error"}``, in input order.
 
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from scriptorium._files import FileProblem, open_named_file, read_named_file
+from scriptorium._journal import Journal
+from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_ref, build_request, make_engine, read_inputs
 from scriptorium.cli.output import Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
@@ -33,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["cmd_batch", "read_done", "report", "result_record"]
 
 Record = dict[str, Any]
+#: The most ``--in`` may hold.
+MAX_IN_BYTES = 1 << 30
 _LINE_KEYS = frozenset({"id", "inputs", "artifacts"})
 
 
@@ -51,7 +57,7 @@ class _Shared:
     """What the command line gives every line (a line's own values win)."""
 
     inputs: dict[str, Any]
-    artifacts: dict[str, str]
+    artifacts: dict[str, str | ArtifactContent]
 
 
 def _error_record(item: _Item, err: ScriptoriumError, request_hash: str | None) -> Record:
@@ -86,11 +92,22 @@ def _parse_line(
         problem = f"unknown key {unknown[0]!r} (expected id, inputs, artifacts)"
     elif not isinstance(inputs, dict):
         problem = "inputs must be an object"
-    elif not isinstance(artifacts, dict) or not all(isinstance(v, str) for v in artifacts.values()):
-        problem = "artifacts must be an object of name -> path"
+    elif not isinstance(artifacts, dict) or not all(
+        isinstance(v, str | dict) for v in artifacts.values()
+    ):
+        problem = "artifacts must be an object of name -> path or content"
     if problem is not None:
         return _Item(number, item_id, error=InvalidRequestError(f"line {number}: {problem}"))
-    refs = {name: artifact_ref(path, base) for name, path in artifacts.items()}
+    refs: dict[str, str | ArtifactContent] = {}
+    for name, given in artifacts.items():
+        if isinstance(given, str):
+            refs[name] = artifact_ref(given, base)
+            continue
+        try:
+            with translate(InvalidRequestError, f"line {number}: artifact {name!r}"):
+                refs[name] = ArtifactContent.model_validate(given)
+        except ScriptoriumError as err:
+            return _Item(number, item_id, error=err)
     try:
         request = build_request(
             args,
@@ -112,9 +129,12 @@ def _read_items(args: argparse.Namespace) -> list[_Item]:
     per_line = argparse.Namespace(
         **{**vars(args), "inputs_file": None, "input_pairs": [], "artifact_pairs": []}
     )
-    path = Path(args.in_file)
+    try:
+        data = read_named_file(args.in_file, max_bytes=MAX_IN_BYTES, label=args.in_file)
+    except FileProblem as err:
+        raise InvalidRequestError(f"--in: {err}", field="in") from err
     with translate(InvalidRequestError, f"--in: cannot read {args.in_file}", field="in"):
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     return [
         _parse_line(per_line, number, line, base, shared)
         for number, line in enumerate(text.splitlines(), start=1)
@@ -128,14 +148,14 @@ def read_done(*paths: Path) -> dict[str, Record]:
     done: dict[str, Record] = {}
     for path in paths:
         try:
-            handle = path.open(encoding="utf-8")
-        except OSError:
+            handle = open_named_file(path, label=path.name)
+        except FileProblem:
             continue
         with handle:
             for line in handle:
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except ValueError:  # a torn line (or bytes that are not UTF-8)
                     continue
                 if isinstance(record, dict) and "result" in record:
                     request_hash = record.get("request_hash")
@@ -147,7 +167,7 @@ def read_done(*paths: Path) -> dict[str, Record]:
 class _Batch:
     """Runs the items on a thread pool; results are journaled as they finish."""
 
-    def __init__(self, engine: Engine, done: dict[str, Record], journal: IO[str]) -> None:
+    def __init__(self, engine: Engine, done: dict[str, Record], journal: Journal) -> None:
         self.engine = engine
         self.done = done
         self.journal = journal
@@ -172,9 +192,8 @@ class _Batch:
         except ScriptoriumError as err:
             return _error_record(item, err, request_hash)
         record = result_record(item, result)
-        with self.lock:
-            self.journal.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self.journal.flush()
+        # One write of one whole line: a crash can tear only this line, never glue the next.
+        self.journal.append(json.dumps(record, ensure_ascii=False))
         return record
 
 
@@ -245,7 +264,7 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
             reporter.err.flush()
 
     with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
-        journal = journal_path.open("a", encoding="utf-8")
+        journal = Journal(journal_path)
         sink = temp_path.open("w", encoding="utf-8")
     batch = _Batch(engine, done, journal)
     with journal, sink:

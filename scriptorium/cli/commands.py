@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from scriptorium.errors import (
 )
 
 if TYPE_CHECKING:
+    from scriptorium.artifact.model import ArtifactContent
     from scriptorium.engine import Engine
     from scriptorium.usecase.model import RunRequest
 
@@ -42,18 +44,39 @@ __all__ = [
 def make_engine(args: argparse.Namespace) -> Engine:
     """The Engine over ``--root``; artifacts resolve under ``--artifact-root`` (default: cwd)."""
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
 
     artifact_root = getattr(args, "artifact_root", None) or os.getcwd()
-    return Engine(args.root, repair=getattr(args, "repair", False), artifact_root=artifact_root)
+    return Engine(
+        args.root,
+        repair=getattr(args, "repair", False),
+        artifact_root=artifact_root,
+        observer=observer_from_env(),
+    )
+
+
+#: The most ``--inputs`` may hold (a file or stdin).
+MAX_INPUTS_BYTES = 64 * 2**20
 
 
 def read_inputs(source: str | None) -> dict[str, Any]:
-    """The JSON object of ``--inputs FILE`` (``-`` = stdin); ``InvalidRequestError`` otherwise."""
+    """The JSON object of ``--inputs FILE`` (``-`` = stdin); ``InvalidRequestError`` otherwise.
+    A file is read the bounded way (a regular file only, at most :data:`MAX_INPUTS_BYTES`)."""
+    from scriptorium._files import FileProblem, read_named_file
+
     if source is None:
         return {}
     where = "stdin" if source == "-" else source
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if source == "-":
+            text = sys.stdin.read(MAX_INPUTS_BYTES + 1)
+            if len(text) > MAX_INPUTS_BYTES:
+                raise FileProblem("too_large", f"stdin holds more than {MAX_INPUTS_BYTES} bytes")
+        else:
+            data = read_named_file(source, max_bytes=MAX_INPUTS_BYTES, label=source)
+            text = data.decode("utf-8")
+    except FileProblem as err:
+        raise InvalidRequestError(f"--inputs: {err}", field="inputs") from err
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidRequestError(
             f"--inputs: cannot read {where}: {err.__class__.__name__}", field="inputs"
@@ -83,14 +106,14 @@ def build_request(
     args: argparse.Namespace,
     *,
     inputs: dict[str, Any] | None = None,
-    artifacts: dict[str, str] | None = None,
+    artifacts: Mapping[str, str | ArtifactContent] | None = None,
 ) -> RunRequest:
     """The ``RunRequest`` the options describe (``inputs``/``artifacts`` are merged under them)."""
     from scriptorium.usecase.model import Overrides, RunRequest
 
     base = Path(getattr(args, "artifact_root", None) or os.getcwd())
     merged_inputs = {**(inputs or {}), **read_inputs(args.inputs_file), **dict(args.input_pairs)}
-    merged_artifacts = {
+    merged_artifacts: dict[str, str | ArtifactContent] = {
         **(artifacts or {}),
         **{name: artifact_ref(path, base) for name, path in args.artifact_pairs},
     }

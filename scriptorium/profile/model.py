@@ -19,6 +19,7 @@ __all__ = [
     "SettingsPatch",
     "is_valid_profile_name",
     "looks_like_secret",
+    "redact_secret_shapes",
     "validate_endpoint",
 ]
 
@@ -46,6 +47,13 @@ _SECRET_PATTERNS = (
 def looks_like_secret(value: str) -> bool:
     """Whether ``value`` looks like a credential pasted where a name or setting belongs."""
     return any(p.search(value) for p in _SECRET_PATTERNS)
+
+
+def redact_secret_shapes(text: str) -> str:
+    """``text`` with everything that looks like a credential replaced by ``[redacted]``."""
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub("[redacted]", text)
+    return text
 
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
