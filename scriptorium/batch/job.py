@@ -179,7 +179,8 @@ class BatchJob:
         the job has not ended."""
         if not self._advance():
             self.wait()
-        return [self._result(row) for row in self._rows]
+        latest = machine.latest_chunks(self._state)
+        return [self._result(row, latest) for row in self._rows]
 
     def cancel(self) -> None:
         """Ask the provider to cancel every running chunk; their unrun rows end ``canceled`` and
@@ -327,11 +328,13 @@ class BatchJob:
 
     # --- results -----------------------------------------------------------------------------
 
-    def _result(self, row: _Prepared | ScriptoriumError) -> RunResult | ScriptoriumError:
+    def _result(
+        self, row: _Prepared | ScriptoriumError, latest: Mapping[str, Chunk]
+    ) -> RunResult | ScriptoriumError:
         if isinstance(row, ScriptoriumError):
             return row
         provider = self._need_provider()
-        chunk = machine.chunk_for(self._state, row.custom_id)
+        chunk = latest.get(row.custom_id)
         if chunk is None or chunk.phase != "ended" or chunk.batch_id is None:
             return LLMGenerateError(
                 "the provider batch holding this request has not ended",

@@ -39,6 +39,7 @@ __all__ = [
     "begin_chunk",
     "chunk_for",
     "ended",
+    "latest_chunks",
     "lost",
     "match_in_doubt",
     "next_step",
@@ -184,17 +185,26 @@ def chunk_for(state: BatchState, custom_id: str) -> Chunk | None:
     return None
 
 
-def unsent(state: BatchState, *, resend_unfinished: bool) -> list[str]:
-    """Custom ids with no live submission: never sent, or (when ``resend_unfinished``) last sent
-    in a chunk where they expired or were canceled."""
+def latest_chunks(state: BatchState) -> dict[str, Chunk]:
+    """Each sent custom id's latest chunk (what :func:`chunk_for` answers, for every id at once)."""
     latest: dict[str, Chunk] = {}
     for chunk in state.chunks:
         for custom_id in chunk.custom_ids:
             latest[custom_id] = chunk
+    return latest
+
+
+def unsent(state: BatchState, *, resend_unfinished: bool) -> list[str]:
+    """Custom ids with no live submission: never sent, or (when ``resend_unfinished``) last sent
+    in a chunk where they expired or were canceled."""
+    latest = latest_chunks(state)
+    unfinished = {c for chunk in state.chunks for c in chunk.unfinished}
     out = []
     for custom_id in state.distinct_ids():
         last = latest.get(custom_id)
-        if last is None or (resend_unfinished and custom_id in last.unfinished):
+        if last is None or (
+            resend_unfinished and custom_id in unfinished and custom_id in last.unfinished
+        ):
             out.append(custom_id)
     return out
 
