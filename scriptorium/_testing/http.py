@@ -103,7 +103,8 @@ class ScriptedHTTPServer:
 
     def route(self, request: RecordedRequest) -> Answer | None:
         """An answer for a request outside the scripted ``POST`` paths (the batch endpoints), or
-        None to fall through to the script. Not recorded in :attr:`requests`."""
+        None to fall through to the script. Routed requests are recorded too, but consume no
+        scripted step."""
         return None
 
     def push(self, build: Build, delay_s: float = 0.0) -> None:
@@ -213,6 +214,11 @@ class ScriptedHTTPServer:
         with self._lock:
             return len(self._script)
 
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            if self.record:
+                self._requests.append(request)
+
     def _answer(self, request: RecordedRequest) -> tuple[Answer, float]:
         with self._lock:
             if self.record:
@@ -305,6 +311,7 @@ class _Handler(socketserver.StreamRequestHandler):
         request = RecordedRequest(method, target, headers, body, raw)
         routed = self.fake.route(request)
         if routed is not None:
+            self.fake._record(request)
             return self._send(routed) and keep_alive
         if method != "POST" or target.split("?")[0].rstrip("/") not in self.fake.paths:
             return self._send(self.fake.not_found(request)) and keep_alive

@@ -91,9 +91,11 @@ def open_provider(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BatchStatus:
-    """Where a job stands. ``state`` is ``in_progress`` until every chunk has ended."""
+    """Where a job stands. ``state`` is ``in_progress`` until every chunk has ended; the status
+    also compares equal to (and prints as) that word, so ``job.status() == "ended"`` reads
+    naturally."""
 
     state: Literal["in_progress", "ended"]
     rows: int
@@ -102,6 +104,22 @@ class BatchStatus:
     chunks_ended: int
     #: Whether a chunk's submission is still in doubt (being looked up).
     in_doubt: bool
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.state, self.rows, self.requests, self.chunks, self.chunks_ended, self.in_doubt)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.state == other
+        if isinstance(other, BatchStatus):
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.state)
+
+    def __str__(self) -> str:
+        return self.state
 
 
 @dataclass(frozen=True)

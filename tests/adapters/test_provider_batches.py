@@ -85,6 +85,31 @@ def test_each_distinct_request_is_sent_once_under_its_hash_hex(setup: Setup) -> 
     assert len({r.run_id for r in results}) == len(requests)
 
 
+def test_the_server_records_the_batch_calls_the_sdk_made(setup: Setup) -> None:
+    setup.engine.submit_batch(setup.requests("a", "b", "a")).wait(0.01).results()
+    calls = [(r.method, r.path.split("?")[0]) for r in setup.server.requests]
+    if setup.provider == "anthropic":
+        (create,) = [r for r in setup.server.requests if r.method == "POST"]
+        assert create.path == "/v1/messages/batches"
+        assert len(create.body["requests"]) == 2
+        assert ("GET", f"/v1/messages/batches/{setup.batches.created[0].id}/results") in calls
+    else:
+        assert [p for m, p in calls if m == "POST"] == ["/v1/files", "/v1/batches"]
+        (upload,) = [r for r in setup.server.requests if r.path == "/v1/files"]
+        assert upload.raw.count(b'"custom_id"') == 2
+
+
+def test_status_reads_in_progress_until_every_chunk_has_ended(setup: Setup) -> None:
+    setup.batches.polls_before_end = 3
+    job = setup.engine.submit_batch(setup.requests("a", "b"))
+    status = job.status()
+    assert status == "in_progress"
+    assert (status.rows, status.requests, status.chunks, status.chunks_ended) == (2, 2, 1, 0)
+    job.wait(0.01)
+    assert job.status() == "ended"
+    assert str(job.status()) == "ended"
+
+
 def test_rows_are_chunked_at_the_request_limit(setup: Setup) -> None:
     requests = setup.requests(*"abcde")
     job = setup.engine.submit_batch(requests, limits=BatchLimits(2, 10**9))
