@@ -215,6 +215,11 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         if text_for is not None:
             content = [{"type": "text", "text": text_for(custom_id, params)}]
             usage = self.default_usage
-            return 200, _message_body(request, content, "end_turn", usage, None, self._next_id())
-        answer = self.default_answer(request)
-        return answer.status, json.loads(answer.body)
+            body = _message_body(request, content, "end_turn", usage, None, self._next_id())
+            status = 200
+        else:
+            answer = self.default_answer(request)
+            status, body = answer.status, json.loads(answer.body)
+        if status == 200:
+            body["usage"]["service_tier"] = "batch"  # as the API reports a batch message
+        return status, body

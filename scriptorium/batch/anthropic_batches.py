@@ -93,8 +93,22 @@ class AnthropicBatches:
         hooks: RetryHooks | None = None,
     ) -> None:
         self.limits = limits or ANTHROPIC_LIMITS
-        self._client = _default_factory(False, key, base_url or DEFAULT_BASE_URL)
+        self._key = key
+        self._base_url = base_url or DEFAULT_BASE_URL
+        self._sdk: Any = None
         self._calls = BatchCalls(provider=PROVIDER, key=key, classify=_classify, hooks=hooks)
+
+    def _client(self) -> Any:
+        """The SDK client, built on first use after each :meth:`close`."""
+        if self._sdk is None:
+            self._sdk = _default_factory(False, self._key, self._base_url)
+        return self._sdk
+
+    def close(self) -> None:
+        """Close the SDK client's connections (a later call opens new ones)."""
+        sdk, self._sdk = self._sdk, None
+        if sdk is not None:
+            sdk.close()
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:
         data = {"custom_id": custom_id, "params": message_params(request)}
@@ -102,16 +116,16 @@ class AnthropicBatches:
         return Entry(custom_id, data, size)
 
     def create(self, entries: list[Entry], tag: str) -> RemoteBatch:
-        batches = self._client.messages.batches
+        batches = self._client().messages.batches
         requests = [e.data for e in entries]
         return _remote(self._calls.create(lambda t: batches.create(requests=requests, timeout=t)))
 
     def retrieve(self, batch_id: str) -> RemoteBatch:
-        batches = self._client.messages.batches
+        batches = self._client().messages.batches
         return _remote(self._calls.read(lambda t: batches.retrieve(batch_id, timeout=t)))
 
     def recent(self, since: float) -> list[RemoteBatch]:
-        batches = self._client.messages.batches
+        batches = self._client().messages.batches
         found: list[RemoteBatch] = []
         after: str | None = None
         for _ in range(_MAX_PAGES):
@@ -128,7 +142,7 @@ class AnthropicBatches:
         return found
 
     def results(self, batch_id: str) -> list[RowResult]:
-        batches = self._client.messages.batches
+        batches = self._client().messages.batches
 
         def read(timeout: float) -> bytes:
             raw = batches.with_raw_response.results(batch_id, timeout=timeout)
@@ -142,7 +156,7 @@ class AnthropicBatches:
         return rows
 
     def cancel(self, batch_id: str) -> None:
-        batches = self._client.messages.batches
+        batches = self._client().messages.batches
         self._calls.read(lambda t: batches.cancel(batch_id, timeout=t))
 
     def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:

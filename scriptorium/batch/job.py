@@ -10,11 +10,12 @@ arrived.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -175,7 +176,8 @@ class BatchJob:
 
     def status(self) -> BatchStatus:
         """Ask the provider once about every running chunk, and say where the job stands."""
-        self._advance()
+        with self._connected():
+            self._advance()
         return self._status()
 
     def wait(self, poll_s: float = 15.0) -> BatchJob:
@@ -187,28 +189,40 @@ class BatchJob:
             raise InvalidRequestError("poll_s must be positive", field="poll_s")
         delay = poll_s
         ceiling = max(MAX_POLL_S, poll_s)
-        while not self._advance():
-            self._sleep(delay)
-            delay = min(ceiling, delay * BACKOFF)
+        with self._connected():
+            while not self._advance():
+                self._sleep(delay)
+                delay = min(ceiling, delay * BACKOFF)
         return self
 
     def results(self) -> list[RunResult | ScriptoriumError]:
         """One ``RunResult`` (or the row's error) per request, in input order. Waits first when
         the job has not ended."""
-        if not self._advance():
-            self.wait()
-        latest = machine.latest_chunks(self._state)
-        return [self._result(row, latest) for row in self._rows]
+        with self._connected():
+            if not self._advance():
+                self.wait()
+            latest = machine.latest_chunks(self._state)
+            return [self._result(row, latest) for row in self._rows]
 
     def cancel(self) -> None:
         """Ask the provider to cancel every running chunk; their unrun rows end ``canceled`` and
         are sent again on resume."""
         provider = self._need_provider()
-        for chunk in self._state.chunks:
-            if chunk.phase == "submitted" and chunk.batch_id is not None:
-                provider.cancel(chunk.batch_id)
+        with self._connected():
+            for chunk in self._state.chunks:
+                if chunk.phase == "submitted" and chunk.batch_id is not None:
+                    provider.cancel(chunk.batch_id)
 
     # --- driving the machine -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _connected(self) -> Iterator[None]:
+        """Connections are closed after each public call: a job may wait a day between two."""
+        try:
+            yield
+        finally:
+            if self._provider is not None:
+                self._provider.close()
 
     def _save(self) -> None:
         if self._store is not None:
@@ -452,7 +466,8 @@ def submit(
         runner=runner, state=state, rows=rows, provider=provider, store=store, hooks=hooks
     )
     job._save()
-    job._advance()
+    with job._connected():
+        job._advance()
     return job
 
 
@@ -506,5 +521,6 @@ def resume(
         runner=runner, state=state, rows=rows, provider=provider, store=store, hooks=hooks
     )
     job._resend = True
-    job._advance()
+    with job._connected():
+        job._advance()
     return job

@@ -73,8 +73,22 @@ class OpenAIBatches:
         hooks: RetryHooks | None = None,
     ) -> None:
         self.limits = limits or OPENAI_LIMITS
-        self._client = _make_sdk_client(False, key, base_url or DEFAULT_BASE_URL)
+        self._key = key
+        self._base_url = base_url or DEFAULT_BASE_URL
+        self._sdk: Any = None
         self._calls = BatchCalls(provider=PROVIDER, key=key, classify=classify, hooks=hooks)
+
+    def _client(self) -> Any:
+        """The SDK client, built on first use after each :meth:`close`."""
+        if self._sdk is None:
+            self._sdk = _make_sdk_client(False, self._key, self._base_url)
+        return self._sdk
+
+    def close(self) -> None:
+        """Close the SDK client's connections (a later call opens new ones)."""
+        sdk, self._sdk = self._sdk, None
+        if sdk is not None:
+            sdk.close()
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:
         params, _ = build_params(request)
@@ -83,7 +97,7 @@ class OpenAIBatches:
         return Entry(custom_id, data, size, group=str(params.get("model", "")))
 
     def create(self, entries: list[Entry], tag: str) -> RemoteBatch:
-        client = self._client
+        client = self._client()
         content = "".join(json.dumps(e.data, ensure_ascii=False) + "\n" for e in entries)
         upload = (f"scriptorium-{tag}.jsonl", content.encode("utf-8"))
         # An upload is free and unbilled, so it may be retried; the batch create is sent once.
@@ -105,11 +119,11 @@ class OpenAIBatches:
         return _remote(self._retrieve(batch_id))
 
     def _retrieve(self, batch_id: str) -> Any:
-        batches = self._client.batches
+        batches = self._client().batches
         return self._calls.read(lambda t: batches.retrieve(batch_id, timeout=t))
 
     def recent(self, since: float) -> list[RemoteBatch]:
-        batches = self._client.batches
+        batches = self._client().batches
         found: list[RemoteBatch] = []
         after: str | None = None
         for _ in range(_MAX_PAGES):
@@ -125,7 +139,7 @@ class OpenAIBatches:
         return found
 
     def _content(self, file_id: str) -> bytes:
-        files = self._client.files
+        files = self._client().files
         return bytes(self._calls.read(lambda t: files.content(file_id, timeout=t)).content)
 
     def results(self, batch_id: str) -> list[RowResult]:
@@ -153,7 +167,7 @@ class OpenAIBatches:
         return list(rows.values())
 
     def cancel(self, batch_id: str) -> None:
-        batches = self._client.batches
+        batches = self._client().batches
         self._calls.read(lambda t: batches.cancel(batch_id, timeout=t))
 
     def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:

@@ -115,6 +115,10 @@ class BatchProvider(Protocol):
         """Ask the provider to stop the batch; rows not yet run end ``canceled``."""
         ...
 
+    def close(self) -> None:
+        """Close open connections; the next call opens new ones."""
+        ...
+
     def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
         """A succeeded row as the response a run of ``request`` would have got, at the batch
         price, with ``metadata["service_tier"] == "batch"``; ``LLMGenerateError`` for any other

@@ -3,6 +3,7 @@ what is sent (custom ids, dedup, chunks), what comes back (order, cost, errors),
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,13 +11,15 @@ from typing import Any
 
 import pytest
 
-from scriptorium import Engine, RunRequest
+from scriptorium import Engine, Overrides, RunRequest
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium._testing.http import ScriptedHTTPServer
 from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.batch import BatchLimits
 from scriptorium.batch.job import custom_id_of
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError
+from scriptorium.llm.anthropic import AnthropicClient
+from scriptorium.llm.openai import OpenAIClient
 from scriptorium.llm.pricing import cost_micro, price_for
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.usecase.model import RunResult
@@ -129,10 +132,20 @@ def test_rows_are_chunked_at_the_byte_limit(setup: Setup) -> None:
     assert len(sizes) >= 2
 
 
+@contextlib.contextmanager
+def _adapter(provider: str) -> Iterator[AnthropicClient | OpenAIClient]:
+    """A run's own client, closed after the test (the engine's router keeps its clients open)."""
+    client = AnthropicClient() if provider == "anthropic" else OpenAIClient()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
 def test_a_batch_row_is_exactly_the_body_a_run_sends(setup: Setup) -> None:
     (request,) = setup.requests("same body")
-    setup.server.reply(json.dumps({"label": "x"})) if setup.provider == "openai" else None
-    setup.engine.run(request)
+    with _adapter(setup.provider) as client:
+        Engine(setup.root, env={KEY_ENV: KEY}, client=client).run(request)
     sent = [r for r in setup.server.requests if r.path.startswith(MESSAGE_PATHS[setup.provider])]
     setup.engine.submit_batch([request]).wait(0.01)
     (batch,) = setup.batches.created
@@ -205,6 +218,24 @@ def test_invalid_output_is_a_result_with_its_issues_as_in_a_run(setup: Setup) ->
     assert isinstance(result, RunResult)
     assert not result.validation.valid
     assert result.validation.issues
+
+
+def test_a_repair_after_a_batch_row_is_an_ordinary_request_at_the_standard_price(
+    setup: Setup,
+) -> None:
+    setup.server.reply(json.dumps({"label": "fixed"}))  # answers the repair request
+    request = RunRequest(
+        prompt_id="label", inputs={"text": "INVALID"}, overrides=Overrides(repair_attempts=1)
+    )
+    with _adapter(setup.provider) as client:
+        engine = Engine(setup.root, env={KEY_ENV: KEY}, repair=True, client=client)
+        (result,) = _results(engine.submit_batch([request]).wait(0.01).results())
+    assert result.validation.valid
+    assert result.validation.repaired
+    assert [a.kind for a in result.attempts] == ["initial", "repair"]
+    initial, repair = result.attempts
+    assert initial.usage.cost_micro < repair.usage.cost_micro
+    assert result.usage.cost_micro == initial.usage.cost_micro + repair.usage.cost_micro
 
 
 def test_expired_rows_are_errors_until_the_job_is_resumed(setup: Setup, tmp_path: Path) -> None:

@@ -91,6 +91,9 @@ class MemoryBatches:
     def cancel(self, batch_id: str) -> None:
         self._call()
 
+    def close(self) -> None:
+        pass
+
     def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
         return LLMResponse(text=json.dumps({"id": row.custom_id[:8]}))
 
