@@ -3,10 +3,8 @@ validator and the provider router over a project directory, and hands requests t
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +127,9 @@ class Engine:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
         if not items:
             return []
+        # Imported here: `from scriptorium import Engine` stays quick for code that never batches.
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
             return list(pool.map(self._run_one, items))
 
@@ -139,6 +140,8 @@ class Engine:
         items = list(requests)
         if concurrency < 1:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
+        import asyncio  # already loaded: this coroutine runs on an event loop
+
         gate = asyncio.Semaphore(concurrency)
 
         async def one(item: RunRequest) -> RunResult | ScriptoriumError:

@@ -76,8 +76,9 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     if args.poll_s <= 0:
         raise InvalidRequestError("--poll-s must be positive", field="poll_s")
     engine = make_engine(args)
-    engine.prompts.get(args.prompt)  # a missing or broken prompt fails the batch, not each line
-    items = _read_items(args)
+    # A missing or broken prompt fails the batch, not each line.
+    definition = engine.prompts.get(args.prompt)
+    items = _read_items(args, definition)
     out = Path(args.out_file)
     store = StateFile(args.state or out.with_name(out.name + ".state.json"))
     done = read_done(out)

@@ -25,7 +25,7 @@ from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.anthropic_body import MESSAGES_PATH, MessagesBody, build_body
+from scriptorium.llm.anthropic_body import MESSAGES_PATH, MessagesBody, build_body, encode_body
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -101,11 +101,12 @@ def _http_response_class() -> Any:
 
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """Send one prebuilt Messages API body with the SDK's lower-level ``post``: its auth, base URL,
-    headers, timeout and error types, without its typed parameter and response layer. Returns
-    the response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
+    headers, timeout and error types, without its typed parameter and response layer. The body
+    goes as bytes we encode (the SDK would walk and copy the dict, then encode it). Returns the
+    response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
     response = client.post(
         MESSAGES_PATH,
-        body=body,
+        content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
     )
@@ -116,7 +117,7 @@ async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) ->
     """The async twin of :func:`post_messages`."""
     response = await client.post(
         MESSAGES_PATH,
-        body=body,
+        content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
     )
@@ -323,6 +324,9 @@ class _Call:
         if finish != stop_reason:
             metadata["provider_finish_reason"] = stop_reason
         raw_usage = body.get("usage")
+        tier = raw_usage.get("service_tier") if isinstance(raw_usage, dict) else None
+        if isinstance(tier, str):
+            metadata["service_tier"] = tier
         if raw_usage is None:
             # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
             metadata["usage_missing"] = True

@@ -15,6 +15,7 @@ cache directives) builds new dicts rather than changing them.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ __all__ = [
     "MessagesBody",
     "OutputBlocks",
     "build_body",
+    "encode_body",
     "message_params",
     "output_blocks",
 ]
@@ -145,3 +147,14 @@ def build_body(request: LLMRequest) -> MessagesBody:
     # session_id is deliberately not sent as metadata.user_id: that field identifies an end user
     # for abuse handling, and a rendered session id is not one.
     return MessagesBody(body, output, ignored)
+
+
+# One encoder for every body: json.dumps with options builds a new encoder per call. ASCII output:
+# a lone surrogate in an input cannot make the body unencodable.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """``body`` as the JSON bytes posted (compact; ``NaN`` and infinities refused with
+    ``ValueError``, as the API would refuse them)."""
+    return _ENCODER.encode(body).encode("ascii")

@@ -37,6 +37,7 @@ from scriptorium.validate.model import LoadedSchema, OutputContract
 from scriptorium.validate.validator import Validator
 
 __all__ = [
+    "check_declared_inputs",
     "check_prompt_id",
     "credential",
     "definition_hash",
@@ -204,6 +205,32 @@ def inputs_contract(loaded: LoadedSchema) -> OutputContract:
     )
 
 
+# Keywords by which a schema says what it does with properties it does not list.
+_EXTRAS_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties")
+
+
+def check_declared_inputs(definition: PromptDefinition, inputs: Mapping[str, Any]) -> None:
+    """An input the ``inputs`` schema does not declare is refused, naming it and the declared
+    ones, when the schema lists ``properties`` and says nothing about others: a typo
+    (``max_sentence`` for ``max_sentences``) must not pass silently. A schema that states
+    ``additionalProperties`` (or pattern/unevaluated properties) decides for itself."""
+    schema = definition.inputs
+    if not isinstance(schema, dict):
+        return
+    declared = schema.get("properties")
+    if not isinstance(declared, dict) or any(k in schema for k in _EXTRAS_KEYWORDS):
+        return
+    undeclared = sorted(set(inputs) - set(declared))
+    if undeclared:
+        names = ", ".join(repr(n) for n in undeclared)
+        known = ", ".join(repr(n) for n in sorted(declared)) or "none"
+        raise InvalidRequestError(
+            f"prompt {definition.id!r} declares no input {names} (declared inputs: {known})",
+            prompt_id=definition.id,
+            field="inputs",
+        )
+
+
 def validate_inputs(
     definition: PromptDefinition,
     inputs: dict[str, Any],
@@ -221,6 +248,7 @@ def validate_inputs(
     _require_string_keys(inputs)  # after encoding, which refuses cycles
     if definition.inputs is None:
         return encoded
+    check_declared_inputs(definition, inputs)
     with translate(ValidationError, "loading the inputs schema", prompt_id=definition.id):
         loaded = validator.load_schema(definition.inputs, relative_to=definition.source)
         contract = contract_for(loaded)

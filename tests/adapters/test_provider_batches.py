@@ -175,6 +175,7 @@ def test_every_row_is_priced_at_half_the_standard_rate(setup: Setup) -> None:
     assert usage.cost_micro == (total + 1_000_000) // 2_000_000
     standard, _ = cost_micro(MODELS[setup.provider], usage)
     assert usage.cost_micro < standard
+    assert all(r.metadata["service_tier"] == "batch" for r in results)
 
 
 def test_the_batch_response_says_service_tier_batch(setup: Setup) -> None:
