@@ -279,7 +279,10 @@ class BatchJob:
         candidates = provider.recent(chunk.started_at - machine.CLOCK_SKEW_S)
         found = machine.match_in_doubt(self._state, chunk, candidates, tagged=provider.tagged)
         if found == "undecided":
-            ids_of = {b.id: frozenset(self._fetch(b.id)) for b in candidates if b.ended}
+            # Several could be ours: the ended ones are told apart by their custom ids; the
+            # others are asked again (their status may have moved since the listing).
+            fresh = [b if b.ended else provider.retrieve(b.id) for b in candidates]
+            ids_of = {b.id: frozenset(self._fetch(b.id)) for b in fresh if b.ended}
             found = machine.match_in_doubt(
                 self._state, chunk, candidates, tagged=provider.tagged, ids_of=ids_of
             )

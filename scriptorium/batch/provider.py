@@ -1,10 +1,12 @@
 """The port a provider batch API is driven through, and what crosses it.
 
-A :class:`BatchProvider` turns a run's :class:`~scriptorium.llm.model.LLMRequest` into one batch row
-(``entry``), submits a chunk of rows as one provider batch, reports on batches (by id, or the recent
-ones, for the in-doubt lookup), reads an ended batch's rows, and turns a succeeded row back into
-the :class:`~scriptorium.llm.model.LLMResponse` a run would have got, priced at the batch rate.
-The adapters are :mod:`scriptorium.batch.anthropic_batches` and :mod:`scriptorium.batch.openai_batches`.
+A :class:`BatchProvider` has two halves. :class:`BatchRows` (pure) turns a run's
+:class:`~scriptorium.llm.model.LLMRequest` into one batch row (``entry``) and a succeeded row back
+into the :class:`~scriptorium.llm.model.LLMResponse` a run would have got, priced at the batch
+rate. :class:`BatchAPI` does the I/O: it submits a chunk of rows as one provider batch, reports on
+batches (by id, or the recent ones, for the in-doubt lookup) and reads an ended batch's rows. The
+adapters are :mod:`scriptorium.batch.anthropic_batches` and
+:mod:`scriptorium.batch.openai_batches`.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from scriptorium.llm.model import LLMRequest, LLMResponse
 __all__ = [
     "ANTHROPIC_LIMITS",
     "OPENAI_LIMITS",
+    "BatchAPI",
     "BatchLimits",
     "BatchProvider",
+    "BatchRows",
     "Entry",
     "RemoteBatch",
     "RowResult",
@@ -82,8 +86,22 @@ class RowResult:
     status: int = 200
 
 
-class BatchProvider(Protocol):
-    """A provider's batch API, bound to one endpoint and key."""
+class BatchRows(Protocol):
+    """How a run's request becomes a batch row, and a row's result the run's response. No I/O."""
+
+    def entry(self, custom_id: str, request: LLMRequest) -> Entry:
+        """The batch row for ``request``: exactly the body a run would send."""
+        ...
+
+    def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
+        """A succeeded row as the response a run of ``request`` would have got, at the batch
+        price, with ``metadata["service_tier"] == "batch"``; ``LLMGenerateError`` for any other
+        row, with the reason a run would have had."""
+        ...
+
+
+class BatchAPI(Protocol):
+    """A provider's batch endpoints, bound to one endpoint and key."""
 
     #: ``anthropic`` or ``openai``.
     name: str
@@ -91,12 +109,8 @@ class BatchProvider(Protocol):
     #: Whether :meth:`create` stores ``tag`` where :meth:`recent` can read it back.
     tagged: bool
 
-    def entry(self, custom_id: str, request: LLMRequest) -> Entry:
-        """The batch row for ``request``: exactly the body a run would send."""
-        ...
-
     def create(self, entries: list[Entry], tag: str) -> RemoteBatch:
-        """Submit ``entries`` as one batch."""
+        """Submit ``entries`` as one batch (sent once, never retried)."""
         ...
 
     def retrieve(self, batch_id: str) -> RemoteBatch:
@@ -119,8 +133,6 @@ class BatchProvider(Protocol):
         """Close open connections; the next call opens new ones."""
         ...
 
-    def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
-        """A succeeded row as the response a run of ``request`` would have got, at the batch
-        price, with ``metadata["service_tier"] == "batch"``; ``LLMGenerateError`` for any other
-        row, with the reason a run would have had."""
-        ...
+
+class BatchProvider(BatchRows, BatchAPI, Protocol):
+    """Both halves, as each provider's adapter module implements them."""

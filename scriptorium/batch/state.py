@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scriptorium.batch.provider import BatchLimits, Entry, RemoteBatch
+from scriptorium.hashing import REQUEST_HASH_VERSION
 
 __all__ = [
     "STATE_VERSION",
@@ -122,6 +123,7 @@ class BatchState:
         """The state file's content."""
         return {
             "version": STATE_VERSION,
+            "hash_version": REQUEST_HASH_VERSION,
             "job_id": self.job_id,
             "provider": self.provider,
             "rows": [r.to_json() for r in self.rows],
@@ -133,6 +135,12 @@ class BatchState:
         """The state from a state file's content; ``ValueError``/``KeyError`` when it is not one."""
         if data.get("version") != STATE_VERSION:
             raise ValueError(f"unsupported state version {data.get('version')!r}")
+        if data.get("hash_version") != REQUEST_HASH_VERSION:
+            # Custom ids are request hashes: ids of another hash form can never match again.
+            raise ValueError(
+                f"the state was saved under request hash form {data.get('hash_version')!r}, "
+                f"this scriptorium uses form {REQUEST_HASH_VERSION}"
+            )
         return BatchState(
             job_id=str(data["job_id"]),
             provider=str(data["provider"]),

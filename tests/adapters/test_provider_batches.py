@@ -281,6 +281,25 @@ def test_an_in_doubt_chunk_that_reached_the_provider_is_adopted(
     assert len(setup.batches.created) == 1
 
 
+def test_an_untagged_in_doubt_chunk_is_told_apart_from_a_stranger_by_its_custom_ids(
+    setup: Setup, tmp_path: Path
+) -> None:
+    if setup.provider != "anthropic":
+        pytest.skip("OpenAI batches carry our tag: no stranger can be mistaken for ours")
+    state = tmp_path / "job.state.json"
+    setup.engine.submit_batch(setup.requests("p", "q"), state=state)
+    # Another client's batch of the same size, created in the same minute.
+    stranger = [("a" * 64, {"model": "m"}), ("b" * 64, {"model": "m"})]
+    setup.batches.create(stranger)
+    saved = json.loads(state.read_text("utf-8"))
+    saved["chunks"][0].update(phase="submitting", batch_id=None)
+    ours = setup.batches.created[0].id
+    job = setup.engine.resume_batch(saved)
+    assert job.state["chunks"][0]["batch_id"] == ours
+    _results(job.wait(0.01).results())
+    assert len(setup.batches.created) == 2
+
+
 def test_an_in_doubt_chunk_that_never_arrived_is_sent(setup: Setup, tmp_path: Path) -> None:
     state = tmp_path / "job.state.json"
     setup.engine.submit_batch(setup.requests("p", "q"), state=state)

@@ -127,3 +127,10 @@ def test_a_state_of_another_version_is_refused() -> None:
     data["version"] = 99
     with pytest.raises(ValueError, match="version"):
         BatchState.from_json(data)
+
+
+def test_a_state_saved_under_another_request_hash_form_is_refused() -> None:
+    data = _state("a").to_json()
+    data["hash_version"] = 1
+    with pytest.raises(ValueError, match="hash form"):
+        BatchState.from_json(data)
