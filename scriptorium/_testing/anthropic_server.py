@@ -209,17 +209,27 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         self.batches.clear()
 
     def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
-        """A batch row answered as the same body sent to ``/v1/messages`` would be by default."""
+        """A batch row answered as the same body sent to ``/v1/messages`` would be: by
+        ``batches.text`` when set, else by the next scripted step or the default answer."""
         request = RecordedRequest("POST", "/v1/messages", {}, params, b"")
         text_for = self.batches.text
         if text_for is not None:
             content = [{"type": "text", "text": text_for(custom_id, params)}]
-            usage = self.default_usage
-            body = _message_body(request, content, "end_turn", usage, None, self._next_id())
+            body: Any = _message_body(
+                request, content, "end_turn", self.default_usage, None, self._next_id()
+            )
             status = 200
         else:
-            answer = self.default_answer(request)
-            status, body = answer.status, json.loads(answer.body)
-        if status == 200:
-            body["usage"]["service_tier"] = "batch"  # as the API reports a batch message
+            answer = self.answer_unsent(request)
+            status, body = answer.status, _json_or_text(answer.body)
+        counts = body.get("usage") if isinstance(body, dict) else None
+        if status == 200 and isinstance(counts, dict):
+            counts["service_tier"] = "batch"  # as the API reports a batch message
         return status, body
+
+
+def _json_or_text(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")

@@ -214,6 +214,16 @@ class ScriptedHTTPServer:
         with self._lock:
             return len(self._script)
 
+    def answer_unsent(self, request: RecordedRequest) -> Answer:
+        """What ``request`` would be answered if it were sent now: the next scripted step (its
+        delay skipped, the request not recorded), else the default answer. Batch rows are answered
+        this way, so ``reply``/``fail`` script them in row order too."""
+        with self._lock:
+            step = self._script.popleft() if self._script else None
+        if step is None:
+            return self.default_answer(request)
+        return step.build(request)
+
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             if self.record:

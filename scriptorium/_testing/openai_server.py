@@ -223,12 +223,16 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         self._batch_routes.clear()
 
     def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
-        """A batch row answered as the same body sent to ``/v1/chat/completions`` would be."""
+        """A batch row answered as the same body sent to ``/v1/chat/completions`` would be: by
+        ``batches.text`` when set, else by the next scripted step or the default answer."""
         request = RecordedRequest("POST", "/v1/chat/completions", {}, params, b"")
         text_for = self.batches.text
         if text_for is None:
-            answer = self.default_answer(request)
-            return answer.status, json.loads(answer.body)
+            answer = self.answer_unsent(request)
+            try:
+                return answer.status, json.loads(answer.body)
+            except ValueError:
+                return answer.status, answer.body.decode("utf-8", "replace")
         message = {"role": "assistant", "content": text_for(custom_id, params), "refusal": None}
         usage = _usage(10, 5, None)
         body = completion_body(

@@ -214,6 +214,22 @@ def test_errored_rows_are_per_row_errors_with_the_runs_reasons(setup: Setup) -> 
     assert broken.provider == setup.provider
 
 
+def test_without_a_text_rule_rows_take_the_servers_scripted_answers_in_row_order(
+    setup: Setup,
+) -> None:
+    setup.batches.text = None
+    setup.server.reply(json.dumps({"label": "scripted"}))
+    setup.server.fail(529 if setup.provider == "anthropic" else 503)
+    results = setup.engine.submit_batch(setup.requests("first", "second", "third")).wait(0.01)
+    first, second, third = results.results()
+    assert isinstance(first, RunResult)
+    assert first.validation.value == {"label": "scripted"}
+    assert isinstance(second, LLMGenerateError)
+    assert second.reason == ("overloaded" if setup.provider == "anthropic" else "server_error")
+    assert isinstance(third, RunResult)
+    assert third.output.text == "ok"  # the default answer once the script is used up
+
+
 def test_invalid_output_is_a_result_with_its_issues_as_in_a_run(setup: Setup) -> None:
     (result,) = setup.engine.submit_batch(setup.requests("INVALID")).wait(0.01).results()
     assert isinstance(result, RunResult)
