@@ -104,6 +104,13 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     if to_send:
         provider = engine.prepare(to_send[0][1]).target.provider
         job = _job(engine, store, to_send, _limits(args, provider))
+        if reporter.err.isatty():
+            status = job.status()
+            reporter.err.write(
+                f"batch: {status.requests} requests for {status.rows} lines in {status.chunks} "
+                f"{provider} batches (job {job.id}, state {store.path}); waiting for results\n"
+            )
+            reporter.err.flush()
         job.wait(args.poll_s)
         for (index, _, request_hash), outcome in zip(to_send, job.results(), strict=True):
             item = items[index]
