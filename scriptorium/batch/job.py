@@ -272,6 +272,9 @@ class BatchJob:
         crash_point("after-submit")
         machine.submitted(chunk, remote.id)
         self._save()
+        # Sent rows' bodies are not needed again unless a row must be resent (rebuilt then).
+        for custom_id in chunk.custom_ids:
+            self._entries.pop(custom_id, None)
 
     def _lookup(self, chunk: Chunk) -> bool:
         """Settle the in-doubt chunk; False while it cannot be settled yet."""
