@@ -48,6 +48,13 @@ class StateFile:
                     os.unlink(temp)
                 raise
             _fsync_dir(directory)
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove temporary files a killed save left behind (only one process writes a job)."""
+        for stale in self.path.parent.glob(f".{self.path.name}.*"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
