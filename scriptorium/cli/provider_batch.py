@@ -120,8 +120,23 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
                 else result_record(item, outcome)
             )
     counts = _write(out, records)
-    store.remove()
+    if to_send or _settled(store, done):
+        store.remove()
     return report(reporter, len(items), counts, resumed, out)
+
+
+def _settled(store: StateFile, done: dict[str, Record]) -> bool:
+    """Whether a state file found with nothing left to send is this output's own (killed after
+    ``--out`` was written): every request it holds has its result there. Another job's state is
+    left alone."""
+    if not store.exists():
+        return False
+    answered = {custom_id_of(h) for h in done}
+    try:
+        saved = store.load()
+    except InvalidRequestError:
+        return False
+    return all(row.custom_id is None or row.custom_id in answered for row in saved.rows)
 
 
 def _write(out: Path, records: list[Record | None]) -> dict[str, int]:

@@ -190,3 +190,26 @@ def test_a_state_file_of_another_batch_is_refused(
     assert _main(root, _input(tmp_path / "b.jsonl", ["two"]), out) == 2
     assert "belongs to another batch" in capsys.readouterr().err
     assert len(server.batches.created) == 1
+
+
+def test_a_finished_output_removes_its_own_leftover_state_but_not_anothers(
+    servers: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    server = _server(servers, "anthropic")
+    root = make_project(tmp_path / "project", "anthropic", server.url)
+    rows, out = _input(tmp_path / "rows.jsonl", ["one", "two"]), tmp_path / "out.jsonl"
+    state = tmp_path / "out.jsonl.state.json"
+    assert _main(root, rows, out) == 0
+    # Killed between writing --out and removing the state: the next run only tidies up.
+    engine = Engine(root)
+    requests = [RunRequest(prompt_id="label", inputs={"text": t}) for t in ("one", "two")]
+    engine.submit_batch(requests, state=state).wait(0.01)
+    created = len(server.batches.created)
+    assert _main(root, rows, out) == 0
+    assert not state.exists()
+    assert len(server.batches.created) == created
+    # A state of some other job is not this run's to delete.
+    engine.submit_batch([RunRequest(prompt_id="label", inputs={"text": "other"})], state=state)
+    assert _main(root, rows, out) == 0
+    assert state.exists()
