@@ -15,7 +15,7 @@ from scriptorium.errors import (
     translate,
 )
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse, TokenCount
 from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.runner import Clock, NewId, Runner
@@ -114,6 +114,11 @@ class Engine:
     async def arun(self, request: RunRequest | str, /, **fields: Any) -> RunResult:
         """The async twin of :meth:`run`."""
         return await self.runner.arun(as_request(request, fields))
+
+    def count_tokens(self, request: RunRequest | str, /, **fields: Any) -> TokenCount:
+        """The input tokens the prepared request would send: Anthropic's token-counting endpoint
+        for Anthropic profiles, a local estimate (``estimated=True``) for the others."""
+        return self.runner.count_tokens(as_request(request, fields))
 
     # -- batches -------------------------------------------------------------------------------
 

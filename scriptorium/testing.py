@@ -139,7 +139,7 @@ class FakeClient:
 def _unexpected_call(request: LLMRequest) -> str:
     """Why an empty FakeClient refuses a call: which prompt made it, and how it begins."""
     prompt = repr(request.prompt_id) if request.prompt_id else "(no prompt id)"
-    first = request.messages[0].content if request.messages else (request.system or "")
+    first = request.messages[0].text if request.messages else (request.system or "")
     excerpt = first if len(first) <= 80 else first[:77] + "..."
     return (
         f"FakeClient has no scripted response, but prompt {prompt} called it "

@@ -144,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _request_options(prepare)
     _common(prepare, json_help="print the PreparedRun as JSON")
+    prepare.add_argument(
+        "--count-tokens",
+        action="store_true",
+        help="also count the input tokens (Anthropic's counting endpoint; elsewhere an estimate)",
+    )
 
     batch = commands.add_parser("batch", help="run a prompt over a JSONL file of inputs")
     _request_options(batch)

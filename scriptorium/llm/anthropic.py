@@ -25,7 +25,16 @@ from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.anthropic_body import MESSAGES_PATH, MessagesBody, build_body, encode_body
+from scriptorium.llm.anthropic_body import (
+    COUNT_TOKENS_PATH,
+    MESSAGES_PATH,
+    MessagesBody,
+    build_body,
+    count_tokens_body,
+    encode_body,
+)
+from scriptorium.llm.anthropic_cache import one_hour_writes
+from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -202,7 +211,8 @@ class AnthropicClient:
         client = self._clients.sync(call.base_url, call.key)
 
         def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            content, headers = post_messages(client, call.sent.body, timeout_s)
+            with call.wire.sending(client, call.sent.body) as body:
+                content, headers = post_messages(client, body, timeout_s)
             return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
@@ -217,7 +227,8 @@ class AnthropicClient:
         client = await self._clients.async_(call.base_url, call.key)
 
         async def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            content, headers = await apost_messages(client, call.sent.body, timeout_s)
+            with call.wire.sending(client, call.sent.body) as body:
+                content, headers = await apost_messages(client, body, timeout_s)
             return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
@@ -225,6 +236,25 @@ class AnthropicClient:
             attempt, _classify, **call.retry_args(self._hooks)
         )
         return call.response(body, request_id, attempts, time.perf_counter() - started)
+
+    def count_tokens(self, request: LLMRequest) -> int:
+        """The input tokens of what :meth:`generate` would send for ``request``, from the API's
+        token-counting endpoint (free, but rate limited); retried like a generation."""
+        call = _Call(request)
+        client = self._clients.sync(call.base_url, call.key)
+        body = count_tokens_body(call.sent.body)
+
+        def attempt(timeout_s: float) -> int:
+            response = client.post(
+                COUNT_TOKENS_PATH,
+                content=encode_body(body),
+                cast_to=_http_response_class(),
+                options={"timeout": timeout_s},
+            )
+            return call.read_count(response.content)
+
+        count, _, _ = call_with_retry(attempt, _classify, **call.retry_args(self._hooks))
+        return count
 
     def verify(self, target: Target, api_key: SecretStr | str) -> LLMResponse:
         """A minimal real request (one ``ping`` message, ``max_tokens=1``, no retries) proving the
@@ -269,7 +299,8 @@ class _Call:
             )
         self.key = key
         self.base_url = request.target.endpoint or DEFAULT_BASE_URL
-        self.sent: MessagesBody = build_body(request)
+        self.wire = MediaWire()  # media base64 is spliced in as the body is sent
+        self.sent: MessagesBody = build_body(request, encode=self.wire.encode)
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         settings = self.request.settings
@@ -295,6 +326,17 @@ class _Call:
         if usage is not None and not _usage_ok(usage):
             raise self._invalid("the 200 response has malformed usage")
         return body
+
+    def read_count(self, content: bytes) -> int:
+        """``input_tokens`` of a token-counting answer; ``invalid_response`` when it has none."""
+        try:
+            body = json.loads(content)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise self._invalid("the count_tokens response is not JSON") from err
+        count = body.get("input_tokens") if isinstance(body, dict) else None
+        if type(count) is not int or count < 0:
+            raise self._invalid("the count_tokens response has no input_tokens count")
+        return count
 
     def _invalid(self, what: str) -> LLMGenerateError:
         return LLMGenerateError(
@@ -331,7 +373,11 @@ class _Call:
             # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
             metadata["usage_missing"] = True
             raw_usage = {}
-        usage = Usage(**{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS}, llm_calls=attempts)
+        usage = Usage(
+            **{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS},
+            cache_write_1h_input_tokens=one_hour_writes(raw_usage),
+            llm_calls=attempts,
+        )
         reported = body.get("model")
         model = reported if isinstance(reported, str) and reported else self.model
         usage = usage.model_copy(update={"cost_micro": self._cost(usage, model, metadata)})

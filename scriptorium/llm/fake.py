@@ -13,6 +13,7 @@ from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.prompt.model import content_text
 
 __all__ = ["FakeProviderClient", "estimate_tokens"]
 
@@ -24,7 +25,7 @@ def estimate_tokens(text: str) -> int:
 
 def _prompt_text(request: LLMRequest) -> str:
     parts = [request.system or ""]
-    parts.extend(m.content for m in request.messages)
+    parts.extend(content_text(m.content) for m in request.messages)
     return "\n".join(parts)
 
 

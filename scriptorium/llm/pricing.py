@@ -195,10 +195,16 @@ def cost_micro(
         price = table
     else:
         return 0, f"unknown model {model!r}: cost 0 (no price in the {PRICE_TABLE_DATE} table)"
+    # 1-hour cache writes are part of cache_creation_input_tokens, priced at their own rate.
+    one_hour = min(usage.cache_write_1h_input_tokens, usage.cache_creation_input_tokens)
+    one_hour_price = price.cache_write_1h
+    if one_hour_price is None:
+        one_hour_price = derived_cache_price(price.input, "cache_write_1h")
     total = (
         usage.input_tokens * price.input
         + usage.output_tokens * price.output
-        + usage.cache_creation_input_tokens * price.cache_write
+        + (usage.cache_creation_input_tokens - one_hour) * price.cache_write
+        + one_hour * one_hour_price
         + usage.cache_read_input_tokens * price.cache_read
     )
     divisor = _MICRO * BATCH_DIVISOR if batch else _MICRO

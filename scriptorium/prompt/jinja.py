@@ -21,9 +21,10 @@ from jinja2 import Template, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.meta import find_undeclared_variables
 
-from scriptorium.artifact.model import Artifact
+from scriptorium.artifact.model import Artifact, BinaryTextError
 from scriptorium.errors import PromptLoadError, PromptRenderError, describe
 from scriptorium.hashing import hash_json
+from scriptorium.prompt import cache_marks
 from scriptorium.prompt._sandbox import (
     CURRENT_BUDGET,
     BoundExceeded,
@@ -35,7 +36,8 @@ from scriptorium.prompt._sandbox import (
 # Re-exported: these were always importable from here.
 from scriptorium.prompt._sandbox import MAX_INT_BITS as MAX_INT_BITS
 from scriptorium.prompt._sandbox import FilterCheck as FilterCheck
-from scriptorium.prompt.model import Message, RenderedPrompt
+from scriptorium.prompt.model import Content, Message, RenderedPrompt
+from scriptorium.prompt.placement import MediaPlacement
 from scriptorium.promptdef.model import PromptDefinition
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "CacheInfo",
     "JinjaRenderer",
     "check_syntax",
+    "template_artifact_fields",
     "template_artifacts",
     "template_variables",
 ]
@@ -71,9 +74,14 @@ class _Place(NamedTuple):
 
 
 def _places(definition: PromptDefinition) -> list[tuple[_Place, str | None]]:
-    """Every template of a definition (sections in order, then the session id) with its place."""
+    """Every template of a definition (sections in order, then the session id) with its place.
+    In ``explicit`` cache mode a section's breakpoints are marks in its template."""
+    explicit = definition.cache.mode == "explicit"
     places: list[tuple[_Place, str | None]] = [
-        (_Place(f"{s.role}[{i}]", f"section {i} ({s.role})"), s.template)
+        (
+            _Place(f"{s.role}[{i}]", f"section {i} ({s.role})"),
+            cache_marks.marked_template(s) if explicit and s.cache_marks else s.template,
+        )
         for i, s in enumerate(definition.sections)
     ]
     places.append((_Place("session_id", "the session id"), definition.session_id))
@@ -103,6 +111,8 @@ def _render_error(err: Exception, prompt_id: str | None, place: _Place) -> Promp
         kind, detail = "undefined value", str(err)
     elif isinstance(err, SecurityError):
         kind, detail = "sandbox violation", str(err)
+    elif isinstance(err, BinaryTextError):
+        kind, detail = "binary artifact", str(err)
     elif isinstance(err, BoundExceeded):
         kind, detail = "render bound exceeded", str(err)
     elif isinstance(err, RecursionError):
@@ -210,8 +220,17 @@ class JinjaRenderer:
                 prompt_id=definition.id,
             )
         compiled = self._compiled(definition, cache_key)
-        views = {name: artifact.template_view() for name, artifact in artifacts.items()}
+        placement = MediaPlacement.for_artifacts(artifacts, definition.id)
+        if placement is None:
+            views = {name: artifact.template_view() for name, artifact in artifacts.items()}
+        else:
+            views = {name: placement.view(artifact) for name, artifact in artifacts.items()}
         context = {**inputs, _RESERVED: views}
+        mode = definition.cache.mode
+        nonce = None
+        if mode == "explicit":
+            nonce = cache_marks.new_nonce()
+            context[cache_marks.MARK_VARIABLE] = nonce
         budget = Budget(self._env.max_chars, self._max_steps, self._max_built)
         token = CURRENT_BUDGET.set(budget)
         try:
@@ -226,13 +245,37 @@ class JinjaRenderer:
         *section_texts, session_id = texts
         system: list[str] = []
         messages: list[Message] = []
-        for section, text in zip(definition.sections, section_texts, strict=True):
+        marks: list[tuple[int, cache_marks.Mark]] = []  # (message index or -1 for system, mark)
+        for place, section, text in zip(
+            compiled.places, definition.sections, section_texts, strict=False
+        ):
             if not text:
                 continue  # a section that renders empty (say, a false {% if %}) is left out
+            if placement is not None and section.role != "user":
+                text = placement.text_only(text, place.where, place.label)
+            content: Content = text
+            if placement is not None and section.role == "user":
+                content = placement.content(text, place.where, place.label)
+            found: list[cache_marks.Mark] = []
+            if nonce is not None:
+                content, found = cache_marks.take_content_marks(content, nonce)
+            if not content:
+                continue
+            at = -1 if section.role == "system" else len(messages)
+            for mark in found:
+                ttl = section.cache_marks[mark.number].ttl or definition.cache.ttl
+                marks.append((at, mark._replace(ttl=ttl)))
             if section.role == "system":
-                system.append(text)
+                system.append(content if isinstance(content, str) else text)
             else:
-                messages.append(Message(role=section.role, content=text))
+                messages.append(Message(role=section.role, content=content))
+        if placement is not None:
+            before = list(messages)
+            messages = placement.complete(messages)
+            if session_id is not None:
+                session_id = placement.text_only(session_id, "the session id", "session_id")
+            marks = cache_marks.follow_completion(marks, before, messages)
+        points = cache_marks.points_for(definition, marks, messages, bool(system))
         if session_id is not None and len(session_id) > MAX_SESSION_ID_CHARS:
             raise PromptRenderError(
                 f"the session id renders to {len(session_id):,} characters "
@@ -244,6 +287,7 @@ class JinjaRenderer:
             system="\n\n".join(system) or None,
             messages=tuple(messages),
             session_id=session_id or None,
+            cache_points=cache_marks.normalize(points) if points else (),
         )
 
     def cache_info(self) -> CacheInfo:
@@ -348,7 +392,7 @@ def template_variables(definition: PromptDefinition) -> dict[str, set[str]]:
     Raises ``PromptRenderError`` for a template that does not parse (see :func:`check_syntax`).
     """
     env = _lint_environment()
-    provided = {_RESERVED, *env.globals}
+    provided = {_RESERVED, cache_marks.MARK_VARIABLE, *env.globals}
     found: dict[str, set[str]] = {}
     for place, source in _places(definition):
         if source is not None:
@@ -377,3 +421,40 @@ def template_artifacts(definition: PromptDefinition) -> set[str]:
             if named and isinstance(item.arg, nodes.Const) and isinstance(item.arg.value, str):
                 names.add(item.arg.value)
     return names
+
+
+def template_artifact_fields(definition: PromptDefinition) -> set[tuple[str, str]]:
+    """``(name, field)`` for every ``artifacts.<name>.<field>`` the templates read (attribute or
+    constant subscript, in any mix), so ``check`` can tell ``.text`` reads from ``.block``s.
+
+    Raises ``PromptRenderError`` for a template that does not parse.
+    """
+    env, found = _lint_environment(), set()
+    for place, source in _places(definition):
+        if source is None:
+            continue
+        with _translating(definition.id, place):
+            tree = env.parse(source)
+        for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+            assert isinstance(node, nodes.Getattr | nodes.Getitem)
+            field = _constant_key(node)
+            name = None if field is None else _artifact_name(node.node)
+            if name is not None and field is not None:
+                found.add((name, field))
+    return found
+
+
+def _constant_key(node: nodes.Getattr | nodes.Getitem) -> str | None:
+    if isinstance(node, nodes.Getattr):
+        return node.attr
+    arg = node.arg
+    return arg.value if isinstance(arg, nodes.Const) and isinstance(arg.value, str) else None
+
+
+def _artifact_name(node: nodes.Node) -> str | None:
+    """``<name>`` when ``node`` is ``artifacts.<name>`` or ``artifacts["<name>"]``."""
+    if isinstance(node, nodes.Getattr | nodes.Getitem):
+        base = node.node
+        if isinstance(base, nodes.Name) and base.name == _RESERVED:
+            return _constant_key(node)
+    return None

@@ -10,7 +10,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
 from scriptorium.errors import OutputInvalidError, describe
-from scriptorium.llm.model import APIKey, Target, Usage
+from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
 from scriptorium.prompt.model import Message
 from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
@@ -102,6 +102,8 @@ class PreparedRun(BaseModel):
     session_id: str | None = None
     rendered_prompt_hash: str
     request_hash: str
+    #: Prompt caching asked of the provider (None: off); not part of any hash.
+    cache: CacheDirectives | None = None
 
 
 class OutputRecord(BaseModel):

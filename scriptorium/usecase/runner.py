@@ -22,7 +22,9 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
+from scriptorium.llm.media import check_media, media_bytes
+from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, TokenCount
+from scriptorium.llm.tokens import estimate_input_tokens
 from scriptorium.llm.wire import wire_view
 from scriptorium.observe import scope as run_scope
 from scriptorium.observe.observer import Observer
@@ -217,6 +219,29 @@ class Runner:
             except StopIteration as done:
                 return self._result(run_id, started, plan, done.value)
 
+    def count_tokens(self, request: RunRequest) -> TokenCount:
+        """The input tokens of the prepared request: the client's own count when it has one
+        (``count_tokens``, e.g. Anthropic's counting endpoint), else a local estimate."""
+        plan = self._plan(request)
+        target = plan.prepared.target
+        counter = getattr(self._client, "count_tokens", None)
+        if callable(counter):
+            with self._llm_boundary(plan, "counting tokens"):
+                counted = counter(plan.request)
+            if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
+                return TokenCount(
+                    input_tokens=counted,
+                    estimated=False,
+                    provider=target.provider,
+                    model=target.model,
+                )
+        return TokenCount(
+            input_tokens=estimate_input_tokens(plan.request),
+            estimated=True,
+            provider=target.provider,
+            model=target.model,
+        )
+
     # -- prepare ----------------------------------------------------------------------------
 
     def _plan(self, request: RunRequest) -> _Plan:
@@ -257,6 +282,7 @@ class Runner:
             rendered = self._renderer.render(
                 definition, inputs=request.inputs, artifacts=artifacts, cache_key=definition_hash
             )
+        cache = steps.cache_directives(definition, rendered, definition_hash)
         llm_request = LLMRequest(
             target=target,
             api_key=key,
@@ -269,8 +295,11 @@ class Runner:
             pricing=None if profile.pricing is None else _pricing(profile),
             options=profile.options,
             profile_source=profile.source,
+            cache=cache,
             prompt_id=prompt_id,
+            media=media_bytes(rendered.messages, artifacts),
         )
+        check_media(llm_request, prompt_id=prompt_id, profile=profile.name)
         # What the provider's adapter sends: prepare shows that, not the request before it.
         view = wire_view(llm_request)
         prompt_hash, request_hash = prompt_and_request_hashes(
@@ -294,6 +323,7 @@ class Runner:
             session_id=rendered.session_id,
             rendered_prompt_hash=prompt_hash,
             request_hash=request_hash,
+            cache=cache,
         )
         return _Plan(prepared=prepared, request=llm_request)
 

@@ -104,7 +104,7 @@ def test_metadata_carries_request_id_service_tier_and_pricing_note(
     """The provider's request id and service tier, and why a cost is 0, reach the result."""
     root = _project(tmp_path, server.url)
     engine = _engine(root)
-    server.reply("hi", usage={"input_tokens": 10, "output_tokens": 2, "service_tier": "standard"})  # type: ignore[dict-item]
+    server.reply("hi", usage={"input_tokens": 10, "output_tokens": 2, "service_tier": "standard"})
     result = engine.run("plain", overrides={"model": "claude-unknown-9"})
     assert str(result.metadata["request_id"]).startswith("req_fake_")
     assert result.metadata["service_tier"] == "standard"

@@ -483,9 +483,7 @@ def test_rendering_from_many_threads_gives_each_its_own_result() -> None:
     def work(n: int) -> None:
         try:
             for _ in range(20):
-                results[n] = (
-                    renderer.render(shaped, inputs={"n": n}, artifacts={}).messages[0].content
-                )
+                results[n] = renderer.render(shaped, inputs={"n": n}, artifacts={}).messages[0].text
         except BaseException as err:  # collected and asserted on below
             failures.append(err)
 
