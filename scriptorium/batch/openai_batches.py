@@ -24,6 +24,7 @@ from scriptorium.llm.openai import (
     parse_completion,
 )
 from scriptorium.llm.retry import RetryHooks, classify_http
+from scriptorium.llm.wire import openai_strategy
 
 __all__ = ["TAG_KEY", "OpenAIBatches"]
 
@@ -184,7 +185,8 @@ class OpenAIBatches:
                 provider=PROVIDER,
                 model=model,
             )
-        _, strategy = build_params(request)
+        # The strategy the row was built with, without building its body again.
+        strategy = openai_strategy(request.structured_output)
         raw = json.dumps(row.body).encode("utf-8")
         text, finish, usage, metadata = parse_completion(raw, strategy)
         metadata.update({"provider": PROVIDER, "strategy": strategy})
