@@ -19,6 +19,10 @@ A request with ``"stream": true`` gets the same replies as server-sent events (`
 ``chunks`` says how the text is cut and ``pace_s`` how long to wait before each chunk.
 ``fail_midstream`` sends some text and then an ``error`` event; ``reset_midstream`` some text and
 then a dropped connection.
+
+The Message Batches endpoints (``/v1/messages/batches``: create, retrieve, list, results, cancel)
+are served too; ``server.batches`` scripts them (how many polls a batch runs, rows that error,
+expire or are canceled, result order) and records every batch created.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scriptorium._testing.anthropic_batches import AnthropicBatchRoutes
+from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
 
 __all__ = ["FakeAnthropicServer", "RecordedRequest"]
@@ -165,6 +171,9 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         self.default_usage = dict(default_usage or DEFAULT_USAGE)
         # One counter numbers both message ids and request ids, so every id is unique.
         self._ids = itertools.count(1)
+        #: The Message Batches the server holds, and their script.
+        self.batches = FakeBatches("msgbatch_fake_", self._batch_answer)
+        self._batch_routes = AnthropicBatchRoutes(self.batches, lambda: self.base_url)
         #: What ``count_tokens`` answers (None: an estimate from the body); its requests.
         self.count_tokens: int | None = None
         self.count_requests: list[RecordedRequest] = []
@@ -327,3 +336,38 @@ class FakeAnthropicServer(ScriptedHTTPServer):
     def response_headers(self) -> Mapping[str, str]:
         """A fresh ``request-id`` on every answer, as the SDK reads it."""
         return {"request-id": f"req_fake_{next(self._ids)}"}
+
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """The Message Batches endpoints."""
+        return self._batch_routes.answer(request)
+
+    def clear(self) -> None:
+        """Forget the script, the recorded requests and every batch."""
+        super().clear()
+        self.batches.clear()
+
+    def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
+        """A batch row answered as the same body sent to ``/v1/messages`` would be: by
+        ``batches.text`` when set, else by the next scripted step or the default answer."""
+        request = RecordedRequest("POST", "/v1/messages", {}, params, b"")
+        text_for = self.batches.text
+        if text_for is not None:
+            content = [{"type": "text", "text": text_for(custom_id, params)}]
+            body: Any = _message_body(
+                request, content, "end_turn", self.default_usage, None, self._next_id()
+            )
+            status = 200
+        else:
+            answer = self.answer_unsent(request)
+            status, body = answer.status, _json_or_text(answer.body)
+        counts = body.get("usage") if isinstance(body, dict) else None
+        if status == 200 and isinstance(counts, dict):
+            counts["service_tier"] = "batch"  # as the API reports a batch message
+        return status, body
+
+
+def _json_or_text(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")

@@ -117,6 +117,12 @@ class ScriptedHTTPServer:
         """Headers sent on every answer, before the answer's own (called once per answer)."""
         return {}
 
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """An answer for a request outside the scripted ``POST`` paths (the batch endpoints), or
+        None to fall through to the script. Routed requests are recorded too, but consume no
+        scripted step."""
+        return None
+
     def push(self, build: Build, delay_s: float = 0.0) -> None:
         """Queue one step."""
         with self._lock:
@@ -224,6 +230,21 @@ class ScriptedHTTPServer:
         with self._lock:
             return len(self._script)
 
+    def answer_unsent(self, request: RecordedRequest) -> Answer:
+        """What ``request`` would be answered if it were sent now: the next scripted step (its
+        delay skipped, the request not recorded), else the default answer. Batch rows are answered
+        this way, so ``reply``/``fail`` script them in row order too."""
+        with self._lock:
+            step = self._script.popleft() if self._script else None
+        if step is None:
+            return self.default_answer(request)
+        return step.build(request)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            if self.record:
+                self._requests.append(request)
+
     def _answer(self, request: RecordedRequest) -> tuple[Answer, float]:
         with self._lock:
             if self.record:
@@ -306,15 +327,19 @@ class _Handler(socketserver.StreamRequestHandler):
         raw = self.rfile.read(length) if length else b""
         connection = headers.get("connection", "").lower()
         keep_alive = connection != "close" and (version == "HTTP/1.1" or connection == "keep-alive")
-        if method != "POST":
+        if method not in ("POST", "GET", "DELETE"):
             error = {"error": {"message": f"method {method} not supported"}}
             return self._send(Answer.json(error, status=501)) and keep_alive
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        request = RecordedRequest("POST", target, headers, body, raw)
-        if target.split("?")[0].rstrip("/") not in self.fake.paths:
+        request = RecordedRequest(method, target, headers, body, raw)
+        routed = self.fake.route(request)
+        if routed is not None:
+            self.fake._record(request)
+            return self._send(routed) and keep_alive
+        if method != "POST" or target.split("?")[0].rstrip("/") not in self.fake.paths:
             return self._send(self.fake.not_found(request)) and keep_alive
         answer, delay_s = self.fake._answer(request)
         if delay_s or self.fake.latency_s:

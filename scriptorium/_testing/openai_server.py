@@ -18,15 +18,21 @@ events ending in ``data: [DONE]`` (with a usage chunk when ``stream_options.incl
 one): ``chunks`` says how the text is cut and ``pace_s`` how long to wait before each chunk.
 ``fail_midstream`` sends some text and then an error chunk; ``reset_midstream`` some text and then
 a dropped connection.
+
+The Files and Batch endpoints (``/v1/files``, ``/v1/batches``) are served too; ``server.batches``
+scripts how batches run and how their rows end, and records every batch created.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
+from scriptorium._testing.openai_batches import OpenAIBatchRoutes
 
 __all__ = ["FakeOpenAIServer", "RecordedRequest", "completion_body"]
 
@@ -165,6 +171,9 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         super().__init__(latency_s=latency_s, record=record)
         self.default_text = default_text
         self._ids = itertools.count(1)
+        #: The batches the server holds, and their script.
+        self.batches = FakeBatches("batch_fake", self._batch_answer)
+        self._batch_routes = OpenAIBatchRoutes(self.batches)
 
     @property
     def url(self) -> str:
@@ -351,3 +360,33 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 parts=answer.parts, headers=self._headers(None), content_type=answer.content_type
             )
         return Answer.json(body, headers=self._headers(None))
+
+    # --- batches ---------------------------------------------------------------------------------
+
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """The Files and Batch endpoints."""
+        return self._batch_routes.answer(request)
+
+    def clear(self) -> None:
+        """Forget the script, the recorded requests, every batch and file."""
+        super().clear()
+        self.batches.clear()
+        self._batch_routes.clear()
+
+    def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
+        """A batch row answered as the same body sent to ``/v1/chat/completions`` would be: by
+        ``batches.text`` when set, else by the next scripted step or the default answer."""
+        request = RecordedRequest("POST", "/v1/chat/completions", {}, params, b"")
+        text_for = self.batches.text
+        if text_for is None:
+            answer = self.answer_unsent(request)
+            try:
+                return answer.status, json.loads(answer.body)
+            except ValueError:
+                return answer.status, answer.body.decode("utf-8", "replace")
+        message = {"role": "assistant", "content": text_for(custom_id, params), "refusal": None}
+        usage = _usage(10, 5, None)
+        body = completion_body(
+            message, model=_asked_model(request), finish_reason="stop", usage=usage
+        )
+        return 200, body

@@ -175,6 +175,33 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument(
         "--concurrency", type=int, default=4, metavar="N", help="runs in flight (default: 4)"
     )
+    batch.add_argument(
+        "--provider-batch",
+        action="store_true",
+        help="send the rows through the provider's batch API (half price, results within 24 h)",
+    )
+    batch.add_argument(
+        "--state",
+        metavar="FILE",
+        help="with --provider-batch: the job's state file, to resume after a crash "
+        "(default: <out>.state.json)",
+    )
+    batch.add_argument(
+        "--poll-s",
+        type=float,
+        default=15.0,
+        metavar="S",
+        help="with --provider-batch: seconds between polls at first, backing off to 60 "
+        "(default: 15)",
+    )
+    batch.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --provider-batch: at most N requests per provider batch "
+        "(default: the provider's limit)",
+    )
     _common(batch, json_help="print the summary (and errors) as JSON")
 
     listing = commands.add_parser("list", help="list prompts and profiles")

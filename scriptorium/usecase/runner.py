@@ -205,6 +205,34 @@ class Runner:
         run_id = self._new_id()
         return AsyncRunStream(self, request, run_id, started)
 
+    def request_for(self, request: RunRequest) -> tuple[PreparedRun, LLMRequest]:
+        """What a run of ``request`` would send: its prepared run and the LLM request (the key
+        included), for drivers that send the generation themselves (provider batches)."""
+        plan = self._plan(request)
+        return plan.prepared, plan.request
+
+    def run_answered(
+        self, request: RunRequest, answer: Callable[[LLMRequest], LLMResponse]
+    ) -> RunResult:
+        """A run whose first generation is ``answer(llm_request)`` instead of a client call (a
+        provider batch's result for this very request). Everything else is the run's own:
+        preparation, the LLM boundary's checks and translation, validation, repairs (through the
+        client, when a repairer is present), usage and the result."""
+        started = self._clock()
+        run_id = self._new_id()
+        plan = self._plan(request)
+        flow = self._flow(plan)
+        call = next(flow)
+        with self._llm_boundary(plan, "reading the batch result"):
+            first: LLMResponse | None = checked_response(answer(plan.request))
+        while True:
+            try:
+                outcome = first if first is not None else self._call(call, plan)
+                first = None
+                call = flow.send(outcome)
+            except StopIteration as done:
+                return self._result(run_id, started, plan, done.value)
+
     def count_tokens(self, request: RunRequest) -> TokenCount:
         """The input tokens of the prepared request: the client's own count when it has one
         (``count_tokens``, e.g. Anthropic's counting endpoint), else a local estimate."""
