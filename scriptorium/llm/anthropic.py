@@ -120,7 +120,10 @@ _messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary(
 def _messages_url(client: Any) -> str:
     url = _messages_urls.get(client)
     if url is None:
-        url = _messages_urls[client] = str(client.base_url).rstrip("/") + MESSAGES_PATH
+        base = getattr(client, "base_url", None)
+        if base is None:  # a wrapper hiding the SDK client: its post resolves the path itself
+            return MESSAGES_PATH
+        url = _messages_urls[client] = str(base).rstrip("/") + MESSAGES_PATH
     return url
 
 
