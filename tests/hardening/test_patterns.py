@@ -49,7 +49,7 @@ def test_an_evil_pattern_on_an_output_ends_in_a_limited_child(schema: dict[str, 
             print("refused:", err.message)
         else:
             contract = OutputContract(
-                format="json_schema", schema=schema, schema_hash=loaded.hash, parse="strict"
+                format="json_schema", schema_=schema, schema_hash=loaded.hash, parse="strict"
             )
             verdict = validator.validate(json.dumps({value!r}), contract)
             print("valid:", verdict.valid)
@@ -140,7 +140,7 @@ def test_outputs_and_inputs_use_the_pattern_as_before(make_runner: RunnerFactory
     schema = {"type": "string", "pattern": "^[A-Z][a-z]+$"}
     loaded = validator.load_schema(schema)
     contract = OutputContract(
-        format="json_schema", schema=schema, schema_hash=loaded.hash, parse="strict"
+        format="json_schema", schema_=schema, schema_hash=loaded.hash, parse="strict"
     )
     assert validator.validate('"Ada"', contract).valid
     assert not validator.validate('"ada"', contract).valid
