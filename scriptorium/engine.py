@@ -25,6 +25,7 @@ from scriptorium.usecase.runner import Clock, NewId, Runner
 if TYPE_CHECKING:
     from scriptorium.lint import Problem
     from scriptorium.llm.retry import RetryHooks
+    from scriptorium.observe.observer import Observer
 
 __all__ = ["Engine"]
 
@@ -35,7 +36,8 @@ class Engine:
     ``client`` replaces the provider router for every profile (tests, custom providers);
     ``repair=True`` adds the default output repairer (off by default); ``env`` is where key
     variables are read (default ``os.environ``, read at run time); ``artifact_root`` is where
-    artifact references resolve (default ``root``). Construction does no I/O.
+    artifact references resolve (default ``root``); ``observer`` watches every run (for example
+    ``scriptorium.observe.OTelObserver()``; none by default). Construction does no I/O.
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class Engine:
         clock: Clock | None = None,
         new_id: NewId | None = None,
         retry_hooks: RetryHooks | None = None,
+        observer: Observer | None = None,
     ) -> None:
         from scriptorium.artifact.files import FileReader
         from scriptorium.profile.files import FileRepository as ProfileFiles
@@ -75,9 +78,12 @@ class Engine:
         self.profiles = ProfileFiles(self.root / "profiles")
         self.validator = SchemaValidator(prompts_dir)
         self.renderer = JinjaRenderer()
-        self.artifacts = FileReader(
-            self.root if artifact_root is None else _directory(artifact_root, "artifact_root")
+        #: The artifact root as given (None: references resolve under ``root``). The HTTP API reads
+        #: file references only when one was given.
+        self.artifact_root = (
+            None if artifact_root is None else _directory(artifact_root, "artifact_root")
         )
+        self.artifacts = FileReader(self.root if self.artifact_root is None else self.artifact_root)
         self.runner = Runner(
             prompts=self.prompts,
             profiles=self.profiles,
@@ -90,6 +96,7 @@ class Engine:
             clock=clock,
             new_id=new_id,
             default_profile=default_profile,
+            observer=observer,
         )
 
     def __repr__(self) -> str:

@@ -144,11 +144,13 @@ class ProfileLoadError(ScriptoriumError):
 
 class ArtifactLoadError(ScriptoriumError):
     """Raised by an artifact reader when an artifact is missing, outside its root, too large, or not
-    decodable as its declared media type."""
+    decodable as its declared media type. ``reason`` is ``not_found`` or ``too_large`` when it is
+    one of those (the HTTP API answers 413 for ``too_large``), else None."""
 
     code = "artifact_load"
-    fields = ("prompt_id", "profile", "path", "artifact")
+    fields = ("prompt_id", "profile", "path", "artifact", "reason")
     artifact: str | None
+    reason: str | None
 
 
 class PromptRenderError(ScriptoriumError):

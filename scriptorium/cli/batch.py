@@ -1,6 +1,7 @@
 """``scriptorium batch``: one prompt over a JSONL file of inputs, resumable.
 
-Each input line is ``{"inputs": {...}, "artifacts": {...}, "id": ...}`` (every key optional). Each
+Each input line is ``{"inputs": {...}, "artifacts": {...}, "id": ...}`` (every key optional); an
+artifact is a path, or its content as ``{"text": ...}`` or ``{"base64": ..., "media_type": ...}``. Each
 output line is ``{"line", "id", "request_hash", "valid", "result"}`` or
 ``{"line", "id", "request_hash", "error"}``, in input order.
 
@@ -24,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from scriptorium._files import FileProblem, open_named_file, read_named_file
 from scriptorium._journal import Journal
+from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_ref, build_request, make_engine, read_inputs
 from scriptorium.cli.output import Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
@@ -55,7 +57,7 @@ class _Shared:
     """What the command line gives every line (a line's own values win)."""
 
     inputs: dict[str, Any]
-    artifacts: dict[str, str]
+    artifacts: dict[str, str | ArtifactContent]
 
 
 def _error_record(item: _Item, err: ScriptoriumError, request_hash: str | None) -> Record:
@@ -79,11 +81,22 @@ def _parse_line(
         problem = f"unknown key {unknown[0]!r} (expected id, inputs, artifacts)"
     elif not isinstance(inputs, dict):
         problem = "inputs must be an object"
-    elif not isinstance(artifacts, dict) or not all(isinstance(v, str) for v in artifacts.values()):
-        problem = "artifacts must be an object of name -> path"
+    elif not isinstance(artifacts, dict) or not all(
+        isinstance(v, str | dict) for v in artifacts.values()
+    ):
+        problem = "artifacts must be an object of name -> path or content"
     if problem is not None:
         return _Item(number, item_id, error=InvalidRequestError(f"line {number}: {problem}"))
-    refs = {name: artifact_ref(path, base) for name, path in artifacts.items()}
+    refs: dict[str, str | ArtifactContent] = {}
+    for name, given in artifacts.items():
+        if isinstance(given, str):
+            refs[name] = artifact_ref(given, base)
+            continue
+        try:
+            with translate(InvalidRequestError, f"line {number}: artifact {name!r}"):
+                refs[name] = ArtifactContent.model_validate(given)
+        except ScriptoriumError as err:
+            return _Item(number, item_id, error=err)
     try:
         request = build_request(
             args,

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from scriptorium.errors import (
 )
 
 if TYPE_CHECKING:
+    from scriptorium.artifact.model import ArtifactContent
     from scriptorium.engine import Engine
     from scriptorium.usecase.model import RunRequest
 
@@ -42,9 +44,15 @@ __all__ = [
 def make_engine(args: argparse.Namespace) -> Engine:
     """The Engine over ``--root``; artifacts resolve under ``--artifact-root`` (default: cwd)."""
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
 
     artifact_root = getattr(args, "artifact_root", None) or os.getcwd()
-    return Engine(args.root, repair=getattr(args, "repair", False), artifact_root=artifact_root)
+    return Engine(
+        args.root,
+        repair=getattr(args, "repair", False),
+        artifact_root=artifact_root,
+        observer=observer_from_env(),
+    )
 
 
 #: The most ``--inputs`` may hold (a file or stdin).
@@ -98,14 +106,14 @@ def build_request(
     args: argparse.Namespace,
     *,
     inputs: dict[str, Any] | None = None,
-    artifacts: dict[str, str] | None = None,
+    artifacts: Mapping[str, str | ArtifactContent] | None = None,
 ) -> RunRequest:
     """The ``RunRequest`` the options describe (``inputs``/``artifacts`` are merged under them)."""
     from scriptorium.usecase.model import Overrides, RunRequest
 
     base = Path(getattr(args, "artifact_root", None) or os.getcwd())
     merged_inputs = {**(inputs or {}), **read_inputs(args.inputs_file), **dict(args.input_pairs)}
-    merged_artifacts = {
+    merged_artifacts: dict[str, str | ArtifactContent] = {
         **(artifacts or {}),
         **{name: artifact_ref(path, base) for name, path in args.artifact_pairs},
     }

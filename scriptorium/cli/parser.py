@@ -179,6 +179,27 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("-p", "--profile", help="the profile to verify")
     verify.add_argument("--model", help="override the profile's model")
     _common(verify, json_help="print the verification as JSON")
+
+    serve = commands.add_parser(
+        "serve", help="serve the prompts over HTTP (token from SCRIPTORIUM_HTTP_TOKEN)"
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    serve.add_argument(
+        "--artifact-root",
+        metavar="DIR",
+        help="read string artifact references as files under DIR (default: artifacts by value only)",
+    )
+    serve.add_argument(
+        "--concurrency",
+        type=int,
+        default=64,
+        metavar="N",
+        help="runs in flight at once (default: 64)",
+    )
+    _common(serve, json_help="report a failure to start as JSON")
     return parser
 
 

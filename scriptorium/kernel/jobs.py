@@ -82,6 +82,7 @@ def prompt_job(
     own key and endpoint (``anthropic``), they are given as the request's key and endpoint
     override; an endpoint the payload's ``overrides`` state wins."""
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
     from scriptorium.usecase.model import Overrides, RunRequest
 
     with translate(InvalidRequestError, "invalid prompt-run payload", field="overrides"):
@@ -98,7 +99,7 @@ def prompt_job(
             api_key=provider.api_key,
             metadata=payload.metadata,
         )
-    engine = Engine(payload.root or ".", client=client, env=env)
+    engine = Engine(payload.root or ".", client=client, env=env, observer=observer_from_env(env))
 
     def run() -> Outcome:
         result = engine.run(request)

@@ -223,6 +223,8 @@ def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage,
         raise _invalid("openai: the message content is not text")
     text = content or ""
     metadata: dict[str, Any] = {}
+    if isinstance(body.get("id"), str):
+        metadata["response_id"] = body["id"]
     raw_finish = choices[0].get("finish_reason")
     finish = _FINISH.get(raw_finish, raw_finish) if isinstance(raw_finish, str) else "stop"
     if raw_finish != finish:

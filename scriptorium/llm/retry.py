@@ -22,6 +22,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from scriptorium.errors import LLMGenerateError, redact, scrub_chain
+from scriptorium.observe import scope
 
 __all__ = [
     "Failure",
@@ -325,11 +326,21 @@ class _Loop:
         info = RetryInfo(
             attempt=self.attempts, delay_s=delay, failure=failure, elapsed_s=self.elapsed()
         )
+        _log.info(
+            "retrying %s %s after %s (attempt %d), waiting %.3fs",
+            self.provider,
+            self.model,
+            failure.reason,
+            self.attempts,
+            delay,
+            extra={**scope.log_extra(), "reason": failure.reason, "delay_s": delay},
+        )
+        scope.notify_retry(info)
         for observer in self.hooks.on_retry:
             try:
                 observer(info)
             except Exception:  # observers watch; they never change the outcome
-                _log.debug("on_retry observer failed", exc_info=True)
+                _log.debug("on_retry observer failed", exc_info=True, extra=scope.log_extra())
         return delay
 
     def final(
@@ -366,7 +377,7 @@ class _Loop:
                 try:
                     beat()
                 except Exception:  # a broken heartbeat sink is not the call failing
-                    _log.debug("heartbeat failed", exc_info=True)
+                    _log.debug("heartbeat failed", exc_info=True, extra=scope.log_extra())
             step = min(SLEEP_SLICE_S, left)
             yield step
             left -= step

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scriptorium.artifact.model import ArtifactContent, ArtifactSource
 from scriptorium.errors import OutputInvalidError
 from scriptorium.llm.model import APIKey, Target, Usage
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
@@ -36,21 +37,30 @@ class Overrides(SettingsPatch):
 
 
 class RunRequest(BaseModel):
-    """One run: which prompt, with what, where. ``api_key`` reaches the LLM boundary only."""
+    """One run: which prompt, with what, where. ``api_key`` reaches the LLM boundary only.
+
+    ``artifacts`` maps each artifact name to a reference (a path under the artifact root) or to
+    the content itself (:class:`~scriptorium.ArtifactContent`; in JSON ``{"text": ...}`` or
+    ``{"base64": ..., "media_type": ..., "filename": ...}``).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     prompt_id: str
     profile: str | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
-    artifacts: dict[str, str] = Field(default_factory=dict)
+    artifacts: dict[str, str | ArtifactContent] = Field(default_factory=dict)
     overrides: Overrides = Overrides()
     api_key: APIKey | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class ArtifactRecord(BaseModel):
-    """An artifact as prepared: where it came from and its digest, not its content."""
+    """An artifact as prepared: where it came from and its digest, not its content.
+
+    ``source`` is ``"file"`` for a reference read under the artifact root and ``"value"`` for
+    content given in the request (its ``ref`` is then the content's filename, or empty).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -59,6 +69,7 @@ class ArtifactRecord(BaseModel):
     media_type: str
     size: int
     sha256: str
+    source: ArtifactSource = "file"
 
 
 class PreparedRun(BaseModel):

@@ -10,7 +10,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scriptorium.artifact.model import Artifact
+from scriptorium.artifact.build import DEFAULT_MAX_BYTES, artifact_from_content
+from scriptorium.artifact.model import Artifact, ArtifactContent
 from scriptorium.artifact.reader import Reader
 from scriptorium.errors import (
     APIKeyEnvMissingError,
@@ -269,10 +270,11 @@ def _require_string_keys(inputs: Mapping[str, Any]) -> None:
 
 
 def read_artifacts(
-    definition: PromptDefinition, refs: Mapping[str, str], reader: Reader
+    definition: PromptDefinition, refs: Mapping[str, str | ArtifactContent], reader: Reader
 ) -> dict[str, Artifact]:
     """Step 6b: every declared artifact that was given is read and hashed; undeclared or missing
-    required ones are request errors."""
+    required ones are request errors. Content given by value goes through the same checks as a
+    file (declared type, ``max_bytes``, decoding) without the reader."""
     undeclared = sorted(set(refs) - set(definition.artifacts))
     if undeclared:
         raise InvalidRequestError(
@@ -293,10 +295,21 @@ def read_artifacts(
         with translate(
             ArtifactLoadError, f"reading artifact {name!r}", prompt_id=definition.id, artifact=name
         ):
-            artifacts[name] = reader.read(
-                refs[name], name=name, media_type=spec.media_type, max_bytes=spec.max_bytes
-            )
+            given = refs[name]
+            if isinstance(given, ArtifactContent):
+                artifacts[name] = artifact_from_content(
+                    given, name=name, media_type=spec.media_type, max_bytes=_limit(spec.max_bytes)
+                )
+            else:
+                artifacts[name] = reader.read(
+                    given, name=name, media_type=spec.media_type, max_bytes=spec.max_bytes
+                )
     return artifacts
+
+
+def _limit(declared: int | None) -> int:
+    # Content by value has no reader whose own limit applies: the default a file gets stands in.
+    return DEFAULT_MAX_BYTES if declared is None else declared
 
 
 _NAME_RE = re.compile(r"[^A-Za-z0-9_-]+")

@@ -24,11 +24,14 @@ from scriptorium.errors import (
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
+from scriptorium.observe import scope as run_scope
+from scriptorium.observe.observer import Observer
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
 from scriptorium.prompt.renderer import Renderer
 from scriptorium.promptdef.model import PromptDefinition
 from scriptorium.promptdef.repository import Repository as PromptRepository
+from scriptorium.usecase import observed
 from scriptorium.usecase import prepare as steps
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
 from scriptorium.usecase.hashes import prompt_and_request_hashes
@@ -112,8 +115,10 @@ class Runner:
         clock: Clock | None = None,
         new_id: NewId | None = None,
         default_profile: str | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self._prompts = prompts
+        self._observer = observer
         self._profiles = profiles
         self._artifacts = artifacts
         self._renderer = renderer
@@ -146,27 +151,43 @@ class Runner:
         """Prepare, generate, validate and (when allowed) repair."""
         started = self._clock()
         run_id = self._new_id()
+        if self._observer is not None:
+            return observed.run_observed(self, self._observer, request, run_id, started)
         plan = self._plan(request)
-        flow = self._flow(plan)
-        call = next(flow)
-        while True:
-            try:
-                call = flow.send(self._call(call, plan))
-            except StopIteration as done:
-                return self._result(run_id, started, plan, done.value)
+        prepared = plan.prepared
+        token = run_scope.enter_for_logs(run_id, prepared.prompt_id, prepared.request_hash)
+        try:
+            flow = self._flow(plan)
+            call = next(flow)
+            while True:
+                try:
+                    call = flow.send(self._call(call, plan))
+                except StopIteration as done:
+                    return self._result(run_id, started, plan, done.value)
+        finally:
+            if token is not None:
+                run_scope.leave(token)
 
     async def arun(self, request: RunRequest) -> RunResult:
         """The async twin of :meth:`run`, with the same contract."""
         started = self._clock()
         run_id = self._new_id()
+        if self._observer is not None:
+            return await observed.arun_observed(self, self._observer, request, run_id, started)
         plan = self._plan(request)
-        flow = self._flow(plan)
-        call = next(flow)
-        while True:
-            try:
-                call = flow.send(await self._acall(call, plan))
-            except StopIteration as done:
-                return self._result(run_id, started, plan, done.value)
+        prepared = plan.prepared
+        token = run_scope.enter_for_logs(run_id, prepared.prompt_id, prepared.request_hash)
+        try:
+            flow = self._flow(plan)
+            call = next(flow)
+            while True:
+                try:
+                    call = flow.send(await self._acall(call, plan))
+                except StopIteration as done:
+                    return self._result(run_id, started, plan, done.value)
+        finally:
+            if token is not None:
+                run_scope.leave(token)
 
     # -- prepare ----------------------------------------------------------------------------
 
@@ -437,6 +458,11 @@ class Runner:
             verdict.valid,
             len(attempts),
             usage.llm_calls,
+            extra={
+                "run_id": run_id,
+                "prompt_id": plan.prepared.prompt_id,
+                "request_hash": plan.prepared.request_hash,
+            },
         )
         return result
 
