@@ -206,6 +206,9 @@ class _Ending:
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     if _Ending.writing:
         return
+    # The first signal ends the run; any later one (while the failed ending is on its way) is
+    # redundant and must not interrupt the handler that writes it.
+    _Ending.writing = True
     raise KeyboardInterrupt
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -228,3 +229,40 @@ def test_check_reports_prompts_and_profiles_linked_out_of_the_project(tmp_path: 
         ("prompts/gone.prompt.md", "link_outside"),
         ("profiles/z.yaml", "link_outside"),
     } <= found
+
+
+def test_two_quick_sigterms_during_a_call_end_with_one_failed_exit() -> None:
+    """A supervisor that signals twice gets a failed exit line and code 1: the second signal
+    cannot interrupt the writing of the ending the first one asked for."""
+    with FakeAnthropicServer() as server:
+        server.delay(30.0)
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": str(REPO),
+            "CC_LLM_PROVIDER": "anthropic",
+            "ANTHROPIC_API_KEY": "sk-ant-test-0000000000000",
+            "ANTHROPIC_BASE_URL": server.base_url,
+        }
+        init = {"op": "init", "payload": {"model": "claude-sonnet-4-6", "user": "hi"}}
+        with subprocess.Popen(
+            [sys.executable, "-m", "scriptorium.kernel"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=REPO,
+        ) as proc:
+            assert proc.stdin is not None
+            assert proc.stdout is not None
+            proc.stdin.write(json.dumps(init).encode() + b"\n")
+            proc.stdin.flush()
+            while json.loads(proc.stdout.readline())["op"] != "iteration_start":
+                pass
+            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(signal.SIGTERM)
+            rest = [json.loads(line) for line in proc.stdout]
+            _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr.decode()
+    assert rest[-1]["op"] == "exit"
+    assert rest[-1]["exit_kind"] == "failed"
+    assert b"Traceback" not in stderr
