@@ -137,3 +137,25 @@ def test_cleaning_leaves_valid_values_alone_and_fixes_the_rest(value: object) ->
     if count == 0:
         assert cleaned is value
     assert replace_surrogates("a\ud800b") == ("a\ufffdb", 1)
+
+
+def test_an_error_quoting_a_surrogate_is_still_writable(server: FakeAnthropicServer) -> None:
+    """An error body quoting a lone surrogate gives an LLMGenerateError whose message encodes."""
+    from scriptorium.errors import LLMGenerateError
+    from scriptorium.llm.anthropic import AnthropicClient
+    from scriptorium.llm.model import LLMRequest, Target
+    from scriptorium.llm.retry import RetryHooks
+    from scriptorium.prompt.model import Message
+
+    server.clear()
+    server.fail(400, message="bad input \ud800 here")
+    request = LLMRequest(
+        target=Target(provider="anthropic", model="claude-sonnet-4-6", endpoint=server.base_url),
+        api_key="sk-ant-test-000000000000",
+        messages=(Message(role="user", content="hi"),),
+    )
+    hooks = RetryHooks(sleep=lambda s: None)
+    with AnthropicClient(hooks=hooks) as client, pytest.raises(LLMGenerateError) as caught:
+        client.generate(request)
+    caught.value.message.encode("utf-8")
+    json.dumps(caught.value.to_dict(), ensure_ascii=False).encode("utf-8")
