@@ -228,6 +228,14 @@ class _GuardedCodeGenerator(CodeGenerator):
         super().visit_Tuple(node, frame)
         self.write(")")
 
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):
+            super().visit_Getitem(node, frame)
+            return
+        self.write("environment.checked_slice(")
+        super().visit_Getitem(node, frame)
+        self.write(")")
+
     def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
         self.write("environment.checked_container(")
         super().visit_Dict(node, frame)
@@ -286,6 +294,8 @@ class Sandbox(ImmutableSandboxedEnvironment):
         built = budget.containers
         if built is None:
             built = budget.containers = {}
+        elif id(value) in built:
+            return value  # measured when it was built
         size, visited = _expanded_size(value, built, MAX_CONTAINER_ITEMS)
         if size > MAX_CONTAINER_ITEMS:
             raise BoundExceeded(
@@ -359,6 +369,13 @@ class Sandbox(ImmutableSandboxedEnvironment):
         if bits > MAX_INT_BITS:
             raise BoundExceeded(f"integer arithmetic would make a {bits:,}-bit number")
 
+    def checked_slice(self, value: Any) -> Any:
+        """``x[a:b]`` (compiled to bypass ``getitem``): a sliced container is a new one holding
+        shared parts, measured like one the template wrote."""
+        if isinstance(value, _CONTAINERS):
+            self.checked_container(value)
+        return value
+
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         budget = CURRENT_BUDGET.get()
         if budget is not None:
@@ -372,6 +389,10 @@ class Sandbox(ImmutableSandboxedEnvironment):
         result = super().call(context, obj, *args, **kwargs)
         if target in _CONTAINERS:  # dict(a=x, b=x), list(...): a container the template built
             return self.check_result(result, f"{name}()")
+        if isinstance(result, _CONTAINERS) and not isinstance(owner, str):
+            # ns.a.copy(), d.get(k): maybe new, maybe not; measured (once) either way, so a copy
+            # of shared parts cannot hide them from the bound.
+            self.checked_container(result)
         if isinstance(result, Namespace) and target is Namespace:
             return self.checked_container(result)
         # Only str methods surely build their result; others (dict.get, macros) may return

@@ -26,6 +26,9 @@ def expressions() -> st.SearchStrategy[str]:
             st.tuples(inner, inner).map(lambda p: f"dict(a={p[0]}, b={p[1]})"),
             st.tuples(inner, inner).map(lambda p: f"namespace(a={p[0]}, b={p[1]})"),
             inner.map(lambda x: f"({x} | list)"),
+            inner.map(lambda x: f"({x})[:]"),
+            inner.map(lambda x: f"[{x}].copy()"),
+            st.tuples(inner, inner).map(lambda p: f"([{p[0]}] + [{p[1]}])"),
         ),
         max_leaves=6,
     )

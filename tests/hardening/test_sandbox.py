@@ -28,6 +28,14 @@ CASES = [
     "{% set ns.c = namespace(a=ns.c, b=ns.c) %}{% endfor %}{{ ns }}",
     "{% set ns = namespace(a=[0]) %}{% for i in range(64) %}{% set ns.a = [ns.a, ns.a] | list %}"
     "{% endfor %}{{ ns.a | unique | list }}",
+    "{% set ns = namespace(a=[0], b=[0]) %}{% for i in range(64) %}"
+    "{% set ns.a = [ns.a[:], ns.a[:]] %}{% set ns.b = [ns.b[:], ns.b[:]] %}{% endfor %}"
+    "{{ ns.a == ns.b }}",
+    "{% set ns = namespace(a=[0], b=[0]) %}{% for i in range(64) %}"
+    "{% set ns.a = [ns.a.copy(), ns.a.copy()] %}{% set ns.b = [ns.b.copy()] * 2 %}{% endfor %}"
+    "{{ ns.a == ns.b }}",
+    "{% set ns = namespace(a=[0]) %}{% for i in range(64) %}{% set ns.a = ns.a + ns.a %}"
+    "{% endfor %}{{ ns.a | length }}",
 ]
 
 
