@@ -24,6 +24,7 @@ __all__ = [
     "decode_utf8",
     "describe_validation_error",
     "format_path",
+    "load_reason",
     "load_yaml",
     "safe_name",
     "show_name",
@@ -45,6 +46,23 @@ _NON_SPECIFIC = frozenset({None, "!"})
 
 class FormatProblem(ValueError):
     """A file's content is not what its format allows. The message never holds input values."""
+
+
+#: A file problem's kind (see ``_files.FileProblem``) as a load error's ``reason``. A path that
+#: resolves outside its directory, or is not a regular file, exists but cannot be served: an
+#: operator's problem (``unreadable``), not a caller's (``not_found``). Too large is bad content.
+_REASONS = {
+    "missing": "not_found",
+    "outside": "unreadable",
+    "not_file": "unreadable",
+    "unreadable": "unreadable",
+    "too_large": "invalid",
+}
+
+
+def load_reason(kind: str) -> str:
+    """The ``reason`` of a ``PromptLoadError``/``ProfileLoadError`` for a file problem's kind."""
+    return _REASONS.get(kind, "unreadable")
 
 
 def show_name(value: object) -> str:

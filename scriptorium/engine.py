@@ -3,10 +3,8 @@ validator and the provider router over a project directory, and hands requests t
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +15,7 @@ from scriptorium.errors import (
     translate,
 )
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse, TokenCount
 from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.runner import Clock, NewId, Runner
@@ -116,6 +114,11 @@ class Engine:
         """The async twin of :meth:`run`."""
         return await self.runner.arun(as_request(request, fields))
 
+    def count_tokens(self, request: RunRequest | str, /, **fields: Any) -> TokenCount:
+        """The input tokens the prepared request would send: Anthropic's token-counting endpoint
+        for Anthropic profiles, a local estimate (``estimated=True``) for the others."""
+        return self.runner.count_tokens(as_request(request, fields))
+
     # -- batches -------------------------------------------------------------------------------
 
     def run_many(
@@ -128,6 +131,9 @@ class Engine:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
         if not items:
             return []
+        # Imported here: `from scriptorium import Engine` stays quick for code that never batches.
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
             return list(pool.map(self._run_one, items))
 
@@ -138,6 +144,8 @@ class Engine:
         items = list(requests)
         if concurrency < 1:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
+        import asyncio  # already loaded: this coroutine runs on an event loop
+
         gate = asyncio.Semaphore(concurrency)
 
         async def one(item: RunRequest) -> RunResult | ScriptoriumError:

@@ -132,15 +132,46 @@ class APIKeyRequiredError(ScriptoriumError):
     provider: str | None
 
 
-class PromptLoadError(ScriptoriumError):
-    """Raised by a prompt repository when a definition is missing, unreadable, or invalid (front
-    matter, template syntax)."""
+class _LoadError(ScriptoriumError):
+    """What prompt and profile load errors share: ``reason``, one of :data:`REASONS`, so an
+    adapter can tell a missing file (HTTP 404) from a broken one (500) without reading messages."""
+
+    fields = ("prompt_id", "profile", "path", "reason")
+    #: ``not_found``: no such file or entry; ``invalid``: it exists but its content is wrong;
+    #: ``unreadable``: it exists but cannot be read (permissions, not a regular file, I/O error).
+    REASONS: ClassVar[frozenset[str]] = frozenset({"not_found", "invalid", "unreadable"})
+
+    reason: str | None
+
+    def __init__(self, message: str, **attrs: Any) -> None:
+        reason = attrs.get("reason")
+        if reason is None:
+            attrs["reason"] = "invalid"
+        elif reason not in self.REASONS:
+            raise TypeError(f"unknown {type(self).__name__} reason {reason!r}")
+        super().__init__(message, **attrs)
+
+    @staticmethod
+    def reason_for(err: BaseException) -> str:
+        """The reason to give when a foreign exception is translated into this error."""
+        if isinstance(err, LookupError | FileNotFoundError):
+            return "not_found"
+        if isinstance(err, OSError):
+            return "unreadable"
+        return "invalid"
+
+
+class PromptLoadError(_LoadError):
+    """Raised by a prompt repository (or the renderer, for a template that does not compile) when
+    a definition is missing, unreadable, or invalid (front matter, template syntax). ``reason`` is
+    ``not_found``, ``invalid`` or ``unreadable``."""
 
     code = "prompt_load"
 
 
-class ProfileLoadError(ScriptoriumError):
-    """Raised by a profile repository when a profile is missing, unreadable, or invalid."""
+class ProfileLoadError(_LoadError):
+    """Raised by a profile repository when a profile is missing, unreadable, or invalid.
+    ``reason`` is ``not_found``, ``invalid`` or ``unreadable``."""
 
     code = "profile_load"
 
@@ -405,7 +436,11 @@ class _Translating:
         # original is still this error's ``__context__``, which tracebacks do not print under
         # ``from``).
         cause = scrub_chain(err, secrets) if secrets else err
-        raise self._error(message, **self._attrs) from cause
+        attrs = self._attrs
+        reason_for = getattr(self._error, "reason_for", None)
+        if reason_for is not None and "reason" not in attrs:
+            attrs = {**attrs, "reason": reason_for(err)}
+        raise self._error(message, **attrs) from cause
 
 
 def translate(

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from scriptorium._files import ConfinedDir
     from scriptorium.engine import Engine
 
-__all__ = ["KINDS", "Problem", "check_project"]
+__all__ = ["KINDS", "WARNINGS", "Problem", "check_project"]
 
 PROMPT_SUFFIX = ".prompt.md"
 PROFILE_SUFFIXES = (".yaml", ".yml")
@@ -49,7 +49,13 @@ KINDS: Mapping[str, str] = {
     "profile_invalid": "the profile does not load",
     "secret_in_profile": "a profile holds something that looks like a pasted API key",
     "secret_in_prompt": "a prompt file holds something that looks like a pasted API key",
+    "cache_breakpoints": "more cache breakpoints than a request can carry (4): the first are dropped",
+    "cache_after_input": "a cache breakpoint follows text that depends on the request's inputs",
+    "cache_too_short": "the cached prefix is shorter than the model's minimum: nothing is cached",
 }
+
+#: Kinds that are warnings: printed, but ``check`` still succeeds.
+WARNINGS = frozenset({"cache_breakpoints", "cache_after_input", "cache_too_short"})
 
 # Mapping methods: a template calling one of these on ``artifacts`` reads artifacts by a name the
 # linter cannot see, so unused/undeclared artifact checks are skipped for it.
@@ -68,13 +74,22 @@ class Problem:
     message: str
     line: int | None = None
 
+    @property
+    def severity(self) -> str:
+        """``warning`` for the kinds in :data:`WARNINGS`, else ``error``."""
+        return "warning" if self.kind in WARNINGS else "error"
+
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.kind}: {self.message}"
+        label = f"{self.kind} (warning)" if self.kind in WARNINGS else self.kind
+        return f"{where}: {label}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``scriptorium check --format json``)."""
-        return asdict(self)
+        """The JSON form (``scriptorium check --format json``); warnings say so."""
+        data = asdict(self)
+        if self.kind in WARNINGS:
+            data["severity"] = "warning"
+        return data
 
 
 def check_project(engine: Engine) -> list[Problem]:
@@ -244,6 +259,19 @@ class _Project:
             )
         yield from self._check_schemas(file, definition)
         yield from self._check_templates(file, definition)
+        yield from self._check_cache(file, definition)
+
+    def _check_cache(self, file: str, definition: PromptDefinition) -> Iterator[Problem]:
+        from scriptorium.lint_cache import cache_problems
+
+        model = None
+        if definition.profile is not None and definition.profile in self.profile_names:
+            try:
+                model = self.engine.profiles.get(definition.profile).model
+            except ScriptoriumError:
+                model = None
+        for kind, message in cache_problems(definition, model):
+            yield Problem(file, kind, message)
 
     def _check_schemas(self, file: str, definition: PromptDefinition) -> Iterator[Problem]:
         validator = self.engine.validator

@@ -18,6 +18,7 @@ recording and the generic steps live in the shared core, :mod:`scriptorium._test
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,7 @@ from scriptorium._testing.http import Answer, RecordedRequest, ScriptedHTTPServe
 __all__ = ["FakeAnthropicServer", "RecordedRequest"]
 
 DEFAULT_USAGE: dict[str, int] = {"input_tokens": 10, "output_tokens": 5}
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
 
 # The error type Anthropic sends with each status, used when a test names only the status.
 _ERROR_TYPES = {
@@ -50,7 +52,7 @@ def _message_body(
     request: RecordedRequest,
     content: list[dict[str, Any]],
     stop_reason: str | None,
-    usage: Mapping[str, int] | None,
+    usage: Mapping[str, Any] | None,
     model: str | None,
     ident: str,
 ) -> dict[str, Any]:
@@ -90,6 +92,9 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         self.default_usage = dict(default_usage or DEFAULT_USAGE)
         # One counter numbers both message ids and request ids, so every id is unique.
         self._ids = itertools.count(1)
+        #: What ``count_tokens`` answers (None: an estimate from the body); its requests.
+        self.count_tokens: int | None = None
+        self.count_requests: list[RecordedRequest] = []
 
     @property
     def url(self) -> str:
@@ -105,7 +110,7 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         self,
         text: str = "ok",
         *,
-        usage: Mapping[str, int] | None = None,
+        usage: Mapping[str, Any] | None = None,
         stop_reason: str | None = "end_turn",
         model: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -182,8 +187,24 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         )
 
     def not_found(self, request: RecordedRequest) -> Answer:
-        """An Anthropic-shaped 404 naming the path."""
+        """An Anthropic-shaped 404 naming the path; ``/v1/messages/count_tokens`` is served here,
+        outside the script (see :meth:`count_tokens_answer`)."""
+        if request.path.split("?")[0].rstrip("/") == COUNT_TOKENS_PATH:
+            with self._lock:
+                self.count_requests.append(request)
+            return self.count_tokens_answer(request)
         return Answer.json(_error("not_found_error", request.path), status=404)
+
+    def count_tokens_answer(self, request: RecordedRequest) -> Answer:
+        """``{"input_tokens": n}``: ``count_tokens`` when set, else one token per four characters
+        of the body's system and messages (a stand-in, deterministic for tests)."""
+        if self.count_tokens is not None:
+            return Answer.json({"input_tokens": self.count_tokens})
+        body = request.body if isinstance(request.body, dict) else {}
+        if "model" not in body or "messages" not in body:
+            return Answer.json(_error("invalid_request_error", "model and messages required"), 400)
+        text = json.dumps([body.get("system"), body.get("messages")], ensure_ascii=False)
+        return Answer.json({"input_tokens": max(1, len(text) // 4)})
 
     def response_headers(self) -> Mapping[str, str]:
         """A fresh ``request-id`` on every answer, as the SDK reads it."""

@@ -27,7 +27,7 @@ def is_textual(media_type: str) -> bool:
 class Artifact(BaseModel):
     """One artifact as read: raw bytes, text when textual, and what templates may see of it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str
     ref: str
@@ -75,7 +75,7 @@ class ArtifactContent(BaseModel):
     accepted by validation and produced by ``model_dump``/``model_dump_json``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     data: bytes | str = Field(repr=False)
     media_type: str | None = Field(default=None, min_length=3, max_length=255)

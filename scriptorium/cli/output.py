@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any
 from scriptorium import errors
 
 if TYPE_CHECKING:
+    from scriptorium.llm.model import TokenCount
     from scriptorium.usecase.model import PreparedRun, RunResult
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "exit_code",
     "format_prepared",
     "format_summary",
+    "format_token_count",
 ]
 
 #: DESIGN section 8: the exit status of each sentinel (anything else that fails is 1).
@@ -124,7 +126,10 @@ def format_prepared(prepared: PreparedRun) -> str:
         "settings",
     ]
     for name, value in prepared.settings.model_dump().items():
-        source = prepared.settings_sources.get(name, "default")
+        source: str = prepared.settings_sources.get(name, "default")
+        if name in prepared.ignored_settings:
+            # Shown with its source, but not claimed to be sent: the provider does not take it.
+            source += f", ignored: {target.provider} does not take it"
         lines.append(f"  {name:<15} {_setting(value):<12} ({source})")
     output = prepared.output
     lines.append(
@@ -134,9 +139,17 @@ def format_prepared(prepared: PreparedRun) -> str:
     if prepared.artifacts:
         lines.append("artifacts")
         for art in prepared.artifacts:
-            lines.append(
-                f"  {art.name}: {art.ref} ({art.media_type}, {art.size} bytes) {art.sha256}"
-            )
+            where = art.ref if art.source == "file" else f"(by value) {art.ref}".rstrip()
+            lines.append(f"  {art.name}: {where} ({art.media_type}, {art.size} bytes) {art.sha256}")
+    if prepared.cache is not None:
+        cache = prepared.cache
+        where = ", ".join(
+            ("system" if p.message is None else f"message {p.message}")
+            + ("" if p.offset is None else f"@{p.offset}")
+            + f" {p.ttl}"
+            for p in cache.points
+        )
+        lines.append(f"cache      {cache.mode}, ttl {cache.ttl}" + (f": {where}" if where else ""))
     if prepared.session_id is not None:
         lines.append(f"session_id {prepared.session_id}")
     lines.append("hashes")
@@ -167,3 +180,9 @@ def format_summary(result: RunResult) -> str:
         f"{usage.input_tokens} in / {usage.output_tokens} out tokens, "
         f"${usage.cost_micro / 1_000_000:.6f}, {result.duration_ms:.0f} ms]"
     )
+
+
+def format_token_count(count: TokenCount) -> str:
+    """The line ``prepare --count-tokens`` adds."""
+    how = "estimated locally" if count.estimated else f"counted by {count.provider}"
+    return f"tokens     {count.input_tokens} input ({how})"

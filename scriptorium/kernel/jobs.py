@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, translate
 from scriptorium.kernel.payload import PromptPayload, RawPayload
@@ -22,10 +23,12 @@ __all__ = ["Job", "Outcome", "prompt_job", "raw_job"]
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a completed job produced: the output text, and warnings for the supervisor's log."""
+    """What a completed job produced: the output text, warnings for the supervisor's log, and for
+    a prompt run the whole ``RunResult`` in its JSON form (sent as the ``result`` line)."""
 
     text: str
     warnings: tuple[str, ...] = field(default=())
+    result: dict[str, Any] | None = None
 
 
 #: Runs the work; raises a ``ScriptoriumError`` on failure.
@@ -109,6 +112,6 @@ def prompt_job(
                 f"{i.path or '/'}: {i.message}" for i in result.validation.issues[:3]
             )
             warnings = (f"output failed its {result.validation.format} contract: {issues}",)
-        return Outcome(result.output.text, warnings)
+        return Outcome(result.output.text, warnings, result.model_dump(mode="json", by_alias=True))
 
     return run

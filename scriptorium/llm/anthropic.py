@@ -25,7 +25,15 @@ from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.anthropic_body import MESSAGES_PATH, MessagesBody, build_body
+from scriptorium.llm.anthropic_body import (
+    COUNT_TOKENS_PATH,
+    MESSAGES_PATH,
+    MessagesBody,
+    build_body,
+    count_tokens_body,
+    encode_body,
+)
+from scriptorium.llm.anthropic_cache import one_hour_writes
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -101,11 +109,12 @@ def _http_response_class() -> Any:
 
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """Send one prebuilt Messages API body with the SDK's lower-level ``post``: its auth, base URL,
-    headers, timeout and error types, without its typed parameter and response layer. Returns
-    the response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
+    headers, timeout and error types, without its typed parameter and response layer. The body
+    goes as bytes we encode (the SDK would walk and copy the dict, then encode it). Returns the
+    response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
     response = client.post(
         MESSAGES_PATH,
-        body=body,
+        content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
     )
@@ -116,7 +125,7 @@ async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) ->
     """The async twin of :func:`post_messages`."""
     response = await client.post(
         MESSAGES_PATH,
-        body=body,
+        content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
     )
@@ -225,6 +234,25 @@ class AnthropicClient:
         )
         return call.response(body, request_id, attempts, time.perf_counter() - started)
 
+    def count_tokens(self, request: LLMRequest) -> int:
+        """The input tokens of what :meth:`generate` would send for ``request``, from the API's
+        token-counting endpoint (free, but rate limited); retried like a generation."""
+        call = _Call(request)
+        client = self._clients.sync(call.base_url, call.key)
+        body = count_tokens_body(call.sent.body)
+
+        def attempt(timeout_s: float) -> int:
+            response = client.post(
+                COUNT_TOKENS_PATH,
+                content=encode_body(body),
+                cast_to=_http_response_class(),
+                options={"timeout": timeout_s},
+            )
+            return call.read_count(response.content)
+
+        count, _, _ = call_with_retry(attempt, _classify, **call.retry_args(self._hooks))
+        return count
+
     def verify(self, target: Target, api_key: SecretStr | str) -> LLMResponse:
         """A minimal real request (one ``ping`` message, ``max_tokens=1``, no retries) proving the
         key, endpoint and model; raises ``LLMGenerateError`` saying which failed."""
@@ -295,6 +323,17 @@ class _Call:
             raise self._invalid("the 200 response has malformed usage")
         return body
 
+    def read_count(self, content: bytes) -> int:
+        """``input_tokens`` of a token-counting answer; ``invalid_response`` when it has none."""
+        try:
+            body = json.loads(content)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise self._invalid("the count_tokens response is not JSON") from err
+        count = body.get("input_tokens") if isinstance(body, dict) else None
+        if type(count) is not int or count < 0:
+            raise self._invalid("the count_tokens response has no input_tokens count")
+        return count
+
     def _invalid(self, what: str) -> LLMGenerateError:
         return LLMGenerateError(
             what, reason="invalid_response", retryable=False, http_status=200, provider=PROVIDER
@@ -323,11 +362,18 @@ class _Call:
         if finish != stop_reason:
             metadata["provider_finish_reason"] = stop_reason
         raw_usage = body.get("usage")
+        tier = raw_usage.get("service_tier") if isinstance(raw_usage, dict) else None
+        if isinstance(tier, str):
+            metadata["service_tier"] = tier
         if raw_usage is None:
             # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
             metadata["usage_missing"] = True
             raw_usage = {}
-        usage = Usage(**{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS}, llm_calls=attempts)
+        usage = Usage(
+            **{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS},
+            cache_write_1h_input_tokens=one_hour_writes(raw_usage),
+            llm_calls=attempts,
+        )
         reported = body.get("model")
         model = reported if isinstance(reported, str) and reported else self.model
         usage = usage.model_copy(update={"cost_micro": self._cost(usage, model, metadata)})

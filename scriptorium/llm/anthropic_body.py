@@ -15,11 +15,13 @@ cache directives) builds new dicts rather than changing them.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scriptorium.llm.anthropic_cache import apply_cache
 from scriptorium.llm.anthropic_schema import (
     Strategy,
     choose_strategy,
@@ -31,16 +33,23 @@ from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.prompt.model import Message
 
 __all__ = [
+    "COUNT_TOKENS_PATH",
     "MESSAGES_PATH",
     "MessagesBody",
     "OutputBlocks",
     "build_body",
+    "count_tokens_body",
+    "encode_body",
     "message_params",
     "output_blocks",
 ]
 
 #: Where the body is posted, relative to the base URL.
 MESSAGES_PATH = "/v1/messages"
+#: Anthropic's token-counting endpoint: the same prompt, no generation.
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+# The members of a Messages body that the token-counting endpoint takes.
+_COUNTED = ("model", "system", "messages", "tools", "tool_choice")
 
 _SAMPLING = ("temperature", "top_p", "top_k")
 _TOOL_DESCRIPTION = "Record the answer in the required structure."
@@ -141,7 +150,26 @@ def build_body(request: LLMRequest) -> MessagesBody:
         body["stop_sequences"] = list(settings.stop_sequences)
     # API version 2026-10-21 (the SDK 2.x default) rejects temperature, top_p and top_k with a
     # 400 at any value: they are left out and said so.
+    if request.cache is not None:
+        apply_cache(body, request.cache, request.system)
     ignored = tuple(n for n in _SAMPLING if getattr(settings, n) is not None)
     # session_id is deliberately not sent as metadata.user_id: that field identifies an end user
     # for abuse handling, and a rendered session id is not one.
     return MessagesBody(body, output, ignored)
+
+
+def count_tokens_body(body: dict[str, Any]) -> dict[str, Any]:
+    """The token-counting request for a Messages ``body``: the prompt members only (no
+    ``max_tokens``, stop sequences or top-level cache directive)."""
+    return {key: body[key] for key in _COUNTED if key in body}
+
+
+# One encoder for every body: json.dumps with options builds a new encoder per call. ASCII output:
+# a lone surrogate in an input cannot make the body unencodable.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """``body`` as the JSON bytes posted (compact; ``NaN`` and infinities refused with
+    ``ValueError``, as the API would refuse them)."""
+    return _ENCODER.encode(body).encode("ascii")

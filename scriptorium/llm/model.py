@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message
+from scriptorium.prompt.model import CachePoint, Message
 
 __all__ = [
     "KEYED_PROVIDERS",
@@ -52,7 +52,7 @@ APIKey = Annotated[RedactedSecretStr, BeforeValidator(_unwrap_secret)]
 class Target(BaseModel):
     """Where a request goes. ``explicit`` lists which fields a profile or override stated."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     provider: str
     model: str = ""
@@ -61,15 +61,16 @@ class Target(BaseModel):
     explicit: tuple[str, ...] = ()
 
     def hash_form(self) -> dict[str, Any]:
-        """The target as it counts for ``request_hash``: where the request goes, not how the key
+        """The target as it counts for ``request_hash``: which provider and model answer. Neither
+        the endpoint (a proxy or a recording server in between changes no answer) nor how the key
         is found."""
-        return {"provider": self.provider, "model": self.model, "endpoint": self.endpoint}
+        return {"provider": self.provider, "model": self.model}
 
 
 class StructuredOutput(BaseModel):
     """How the provider is asked for structured output."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     schema_: dict[str, Any] | bool | None = Field(default=None, alias="schema")
     name: str = "output"
@@ -81,12 +82,15 @@ class StructuredOutput(BaseModel):
 class Usage(BaseModel):
     """Token counts and cost. ``cost_micro`` is integer micro-USD; ``llm_calls`` counts HTTP requests."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
     cache_creation_input_tokens: int = Field(default=0, ge=0)
     cache_read_input_tokens: int = Field(default=0, ge=0)
+    #: How many of ``cache_creation_input_tokens`` were written to the 1-hour cache (the rest went
+    #: to the 5-minute one); priced apart.
+    cache_write_1h_input_tokens: int = Field(default=0, ge=0)
     cost_micro: int = Field(default=0, ge=0)
     llm_calls: int = Field(default=0, ge=0)
 
@@ -97,15 +101,32 @@ class Usage(BaseModel):
             cache_creation_input_tokens=self.cache_creation_input_tokens
             + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cache_write_1h_input_tokens=self.cache_write_1h_input_tokens
+            + other.cache_write_1h_input_tokens,
             cost_micro=self.cost_micro + other.cost_micro,
             llm_calls=self.llm_calls + other.llm_calls,
         )
 
 
+class CacheDirectives(BaseModel):
+    """How a request asks the provider to cache its prefix (the prompt's ``cache`` front matter
+    and the breakpoints its rendering found). Changes no answer, so it is in no hash."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Literal["static", "auto", "explicit"]
+    ttl: Literal["5m", "1h"] = "5m"
+    #: Breakpoints in prompt order (``static`` / ``explicit``), already at most four, longest TTL first.
+    points: tuple[CachePoint, ...] = ()
+    #: A stable key for providers that route by one (OpenAI's ``prompt_cache_key``): the
+    #: definition hash, so every run of the prompt shares it.
+    key: str | None = None
+
+
 class LLMRequest(BaseModel):
     """One generation request. ``api_key`` is the only place a key value lives."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     target: Target
     api_key: APIKey | None = None
@@ -116,13 +137,19 @@ class LLMRequest(BaseModel):
     session_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: Prices from the profile (USD per million tokens), overriding the built-in table.
-    pricing: dict[str, float] | None = None
+    pricing: dict[str, float | None] | None = None
     #: The profile's provider-specific ``options`` (``fake`` responses, ``replay`` cassette). Never
     #: secret: profile parsing refuses secret-looking values. Not part of ``hash_form``.
     options: dict[str, Any] = Field(default_factory=dict)
     #: The profile file the request's target came from, for paths in ``options`` relative to it.
     #: Not part of ``hash_form``.
     profile_source: str | None = None
+    #: Prompt caching directives; None when the prompt's cache mode is off. Not part of
+    #: ``hash_form``: turning caching on changes no answer.
+    cache: CacheDirectives | None = None
+    #: The prompt definition the request was rendered from (None for a raw request). Informational
+    #: (fakes name it when refusing a call); never sent, not part of ``hash_form``.
+    prompt_id: str | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""
@@ -140,7 +167,7 @@ class LLMRequest(BaseModel):
 class LLMResponse(BaseModel):
     """What a client returns. Every field but ``text`` has a default, so fakes stay short."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str = ""
     model: str = ""
@@ -152,3 +179,15 @@ class LLMResponse(BaseModel):
     latency_ms: float = Field(default=0.0, ge=0)
     #: Request id, strategy used, pricing notes.
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class TokenCount(BaseModel):
+    """The input tokens of a prepared request: counted by the provider, or ``estimated`` locally
+    (about four characters a token) where it has no counting endpoint."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_tokens: int = Field(ge=0)
+    estimated: bool
+    provider: str
+    model: str

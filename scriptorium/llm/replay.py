@@ -3,9 +3,15 @@
 This is how users run prompt tests in CI without a key: record once against a real provider
 (``mode: record``), commit the cassette, then replay (``mode: replay``, the default).
 
-Cassette format: one JSON object per line, ``{"request_hash", "request", "response"}`` where
-``request`` is the request's hash form (never the key) and ``response`` an ``LLMResponse``. Lines are
-only ever appended; when a hash appears more than once, the last line wins (re-recording).
+Cassette format: one JSON object per line, ``{"hash_version", "request_hash", "request",
+"response"}`` where ``request`` is the request's hash form (never the key), ``response`` an
+``LLMResponse`` and ``hash_version`` the form of ``request_hash``
+(:data:`~scriptorium.hashing.REQUEST_HASH_VERSION`). Lines are only ever appended; when a hash
+appears more than once, the last line wins (re-recording).
+
+A line without ``hash_version`` was recorded when the hash still covered the endpoint (form 1).
+It is not missed: its key is recomputed from the request form it stores, without the endpoint.
+A line of a newer form than this code knows is refused (``reason="config"``), naming the line.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from scriptorium import hashing
 from scriptorium._files import ConfinedDir, FileProblem, read_named_file
 from scriptorium.errors import LLMGenerateError
+from scriptorium.hashing import REQUEST_HASH_VERSION
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 
@@ -172,8 +179,32 @@ class ReplayClient:
                     raise TypeError("wrong shape")
             except (ValueError, KeyError, TypeError) as err:
                 raise self._config_error(f"cassette line {number} is not a valid entry") from err
-            entries[key] = entry["response"]
+            entries[self._current_key(entry, number)] = entry["response"]
         return entries
+
+    def _current_key(self, entry: dict[str, Any], number: int) -> str:
+        """The entry's key under the current hash form (a form-1 key is recomputed)."""
+        version = entry.get("hash_version", 1)
+        if version == REQUEST_HASH_VERSION:
+            return str(entry["request_hash"])
+        if version == 1:
+            stored = entry.get("request")
+            form: dict[str, Any] = stored if isinstance(stored, dict) else {}
+            target = form.get("target")
+            if not isinstance(target, dict):
+                raise self._config_error(
+                    f"cassette line {number} was recorded under request hash form 1 and stores "
+                    "no request to recompute its key from; record it again"
+                )
+            target = {k: v for k, v in target.items() if k != "endpoint"}
+            try:
+                return hashing.hash_json({**form, "target": target})
+            except ValueError as err:
+                raise self._config_error(f"cassette line {number} is not a valid entry") from err
+        raise self._config_error(
+            f"cassette line {number} uses request hash form {version!r}; this scriptorium reads "
+            f"forms 1 and {REQUEST_HASH_VERSION}: upgrade it or record the cassette again"
+        )
 
     def _replay(self, request: LLMRequest) -> LLMResponse:
         started = time.perf_counter()
@@ -192,6 +223,8 @@ class ReplayClient:
         except ValueError as err:
             raise self._config_error(f"recorded response for {key} is invalid") from err
         metadata = dict(response.metadata)
+        # Nothing was sent and nothing spent now: the result says so, and charges nothing.
+        metadata["replayed"] = True
         metadata["replay"] = {
             "request_hash": key,
             "recorded_attempts": response.attempts,
@@ -213,6 +246,7 @@ class ReplayClient:
         key = request_hash(request)
         line = hashing.canonical_json(
             {
+                "hash_version": REQUEST_HASH_VERSION,
                 "request_hash": key,
                 "request": request.hash_form(),
                 "response": response.model_dump(mode="json"),

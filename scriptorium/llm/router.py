@@ -194,6 +194,15 @@ class Router:
             return result
         return await asyncio.to_thread(client.generate, request)
 
+    def count_tokens(self, request: LLMRequest) -> int | None:
+        """The provider's own count of ``request``'s input tokens, or None when its adapter has
+        no counting endpoint."""
+        count = getattr(self._route(request), "count_tokens", None)
+        if not callable(count):
+            return None
+        result = count(request)
+        return result if isinstance(result, int) else None
+
     def verify(
         self,
         target: Target,

@@ -22,8 +22,9 @@ from jinja2.exceptions import SecurityError
 from jinja2.meta import find_undeclared_variables
 
 from scriptorium.artifact.model import Artifact
-from scriptorium.errors import PromptRenderError, describe
+from scriptorium.errors import PromptLoadError, PromptRenderError, describe
 from scriptorium.hashing import hash_json
+from scriptorium.prompt import cache_marks
 from scriptorium.prompt._sandbox import (
     CURRENT_BUDGET,
     BoundExceeded,
@@ -35,7 +36,7 @@ from scriptorium.prompt._sandbox import (
 # Re-exported: these were always importable from here.
 from scriptorium.prompt._sandbox import MAX_INT_BITS as MAX_INT_BITS
 from scriptorium.prompt._sandbox import FilterCheck as FilterCheck
-from scriptorium.prompt.model import Message, RenderedPrompt
+from scriptorium.prompt.model import CachePoint, Message, RenderedPrompt
 from scriptorium.promptdef.model import PromptDefinition
 
 __all__ = [
@@ -71,9 +72,14 @@ class _Place(NamedTuple):
 
 
 def _places(definition: PromptDefinition) -> list[tuple[_Place, str | None]]:
-    """Every template of a definition (sections in order, then the session id) with its place."""
+    """Every template of a definition (sections in order, then the session id) with its place.
+    In ``explicit`` cache mode a section's breakpoints are marks in its template."""
+    explicit = definition.cache.mode == "explicit"
     places: list[tuple[_Place, str | None]] = [
-        (_Place(f"{s.role}[{i}]", f"section {i} ({s.role})"), s.template)
+        (
+            _Place(f"{s.role}[{i}]", f"section {i} ({s.role})"),
+            cache_marks.marked_template(s) if explicit and s.cache_marks else s.template,
+        )
         for i, s in enumerate(definition.sections)
     ]
     places.append((_Place("session_id", "the session id"), definition.session_id))
@@ -212,6 +218,11 @@ class JinjaRenderer:
         compiled = self._compiled(definition, cache_key)
         views = {name: artifact.template_view() for name, artifact in artifacts.items()}
         context = {**inputs, _RESERVED: views}
+        mode = definition.cache.mode
+        nonce = None
+        if mode == "explicit":
+            nonce = cache_marks.new_nonce()
+            context[cache_marks.MARK_VARIABLE] = nonce
         budget = Budget(self._env.max_chars, self._max_steps, self._max_built)
         token = CURRENT_BUDGET.set(budget)
         try:
@@ -226,13 +237,23 @@ class JinjaRenderer:
         *section_texts, session_id = texts
         system: list[str] = []
         messages: list[Message] = []
+        points: list[CachePoint] = []
         for section, text in zip(definition.sections, section_texts, strict=True):
+            marks: list[tuple[int, int]] = []
+            if nonce is not None and text:
+                text, marks = cache_marks.take_marks(text, nonce)
             if not text:
                 continue  # a section that renders empty (say, a false {% if %}) is left out
+            at = None if section.role == "system" else len(messages)
+            for number, offset in marks:
+                ttl = section.cache_marks[number].ttl or definition.cache.ttl
+                points.append(CachePoint(message=at, offset=offset, ttl=ttl))
             if section.role == "system":
                 system.append(text)
             else:
                 messages.append(Message(role=section.role, content=text))
+        if mode == "static":
+            points.extend(cache_marks.static_points(definition, bool(system)))
         if session_id is not None and len(session_id) > MAX_SESSION_ID_CHARS:
             raise PromptRenderError(
                 f"the session id renders to {len(session_id):,} characters "
@@ -244,6 +265,7 @@ class JinjaRenderer:
             system="\n\n".join(system) or None,
             messages=tuple(messages),
             session_id=session_id or None,
+            cache_points=cache_marks.normalize(points) if points else (),
         )
 
     def cache_info(self) -> CacheInfo:
@@ -296,8 +318,16 @@ class JinjaRenderer:
             self._misses += 1
         templates: list[Template | None] = []
         for place, source in places:
-            with _translating(definition.id, place):
-                templates.append(None if source is None else compile_template(self._env, source))
+            try:
+                with _translating(definition.id, place):
+                    compiled = None if source is None else compile_template(self._env, source)
+            except PromptRenderError as err:
+                # A template that does not compile is a broken file, whatever the inputs: a load
+                # failure, not a render failure (which depends on the inputs).
+                raise PromptLoadError(
+                    err.message, prompt_id=definition.id, path=definition.source, reason="invalid"
+                ) from (err.__cause__ or err)
+            templates.append(compiled)
         entry = _Compiled(
             tuple(place for place, _ in places), sources, tuple(templates), definition
         )
@@ -340,7 +370,7 @@ def template_variables(definition: PromptDefinition) -> dict[str, set[str]]:
     Raises ``PromptRenderError`` for a template that does not parse (see :func:`check_syntax`).
     """
     env = _lint_environment()
-    provided = {_RESERVED, *env.globals}
+    provided = {_RESERVED, cache_marks.MARK_VARIABLE, *env.globals}
     found: dict[str, set[str]] = {}
     for place, source in _places(definition):
         if source is not None:

@@ -15,8 +15,9 @@ __all__ = ["LLMBoundary", "checked_repair", "checked_response"]
 
 
 class LLMBoundary:
-    """Translates anything a client or repairer raises into ``LLMGenerateError`` and fills in the
-    run's context on our own errors when the client left it out."""
+    """Translates anything a client or repairer raises into ``LLMGenerateError`` (except an
+    ``AssertionError``, a test's own failure) and fills in the run's context on our own errors
+    when the client left it out."""
 
     __slots__ = ("_prepared", "_request", "_what")
 
@@ -31,7 +32,9 @@ class LLMBoundary:
     def __exit__(
         self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
     ) -> None:
-        if err is None or not isinstance(err, Exception):
+        # An AssertionError is a test double saying the test failed (``FakeClient()`` called when
+        # no call was expected): it must reach the test runner as itself, not as a provider error.
+        if err is None or not isinstance(err, Exception) or isinstance(err, AssertionError):
             return
         prepared = self._prepared
         context = {

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
 
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
-from scriptorium.errors import OutputInvalidError
-from scriptorium.llm.model import APIKey, Target, Usage
+from scriptorium.errors import OutputInvalidError, describe
+from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
 from scriptorium.prompt.model import Message
 from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 SettingSource = Literal["default", "profile", "override"]
+T = TypeVar("T")
 
 
 class Overrides(SettingsPatch):
@@ -44,7 +46,7 @@ class RunRequest(BaseModel):
     ``{"base64": ..., "media_type": ..., "filename": ...}``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     profile: str | None = None
@@ -62,7 +64,7 @@ class ArtifactRecord(BaseModel):
     content given in the request (its ``ref`` is then the content's filename, or empty).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str
     ref: str
@@ -73,9 +75,15 @@ class ArtifactRecord(BaseModel):
 
 
 class PreparedRun(BaseModel):
-    """Everything about a run except the LLM call. Holds no key value, only the variable's name."""
+    """Everything about a run except the LLM call. Holds no key value, only the variable's name.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``system`` and ``messages`` are what the provider's adapter sends: for a structured output
+    whose strategy puts the schema in the prompt, ``system`` includes those instructions.
+    ``ignored_settings`` names the settings that have a value (shown in ``settings`` with their
+    source) but that the provider does not take, so they are not sent.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     prompt_version: int | str | None = None
@@ -85,6 +93,7 @@ class PreparedRun(BaseModel):
     target: Target
     settings: ExecutionSettings
     settings_sources: dict[str, SettingSource]
+    ignored_settings: tuple[str, ...] = ()
     output: OutputContract
     artifacts: tuple[ArtifactRecord, ...] = ()
     inputs_hash: str
@@ -93,12 +102,14 @@ class PreparedRun(BaseModel):
     session_id: str | None = None
     rendered_prompt_hash: str
     request_hash: str
+    #: Prompt caching asked of the provider (None: off); not part of any hash.
+    cache: CacheDirectives | None = None
 
 
 class OutputRecord(BaseModel):
     """The final output text and its digest."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str
     sha256: str
@@ -107,7 +118,7 @@ class OutputRecord(BaseModel):
 class AttemptRecord(BaseModel):
     """One generation (initial or repair) and its verdict."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     kind: Literal["initial", "repair"]
     text: str
@@ -119,9 +130,15 @@ class AttemptRecord(BaseModel):
 
 
 class RunResult(BaseModel):
-    """The outcome of a run. Invalid output is reported here; it does not raise."""
+    """The outcome of a run. Invalid output is reported here; it does not raise.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``metadata`` is what the provider adapter reported for the last generation: ``request_id``,
+    the ``strategy`` used, ``ignored_settings`` (always present), ``service_tier``, a ``pricing``
+    note when the cost is 0 for want of a price, ``replayed`` for an answer from a cassette.
+    It never holds a key.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     run_id: str
     started_at: datetime
@@ -134,6 +151,7 @@ class RunResult(BaseModel):
     usage: Usage
     finish_reason: str
     model: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
     def raise_for_validation(self) -> RunResult:
         """Raise ``OutputInvalidError`` when the output failed its contract; else return self."""
@@ -146,3 +164,33 @@ class RunResult(BaseModel):
                 issues=[i.model_dump() for i in self.validation.issues],
             )
         return self
+
+    def parsed(self, model_type: type[T]) -> T:
+        """``validation.value`` validated as ``model_type`` (a pydantic model class, or any type
+        pydantic can validate), typed outputs on top of the prompt's JSON Schema.
+
+        Raises ``OutputInvalidError`` when the output is invalid, or when the model rejects it
+        (the pydantic error kept as the cause).
+        """
+        self.raise_for_validation()
+        value = self.validation.value
+        try:
+            if isinstance(model_type, type) and issubclass(model_type, BaseModel):
+                return cast(T, model_type.model_validate(value))
+            return TypeAdapter(model_type).validate_python(value)
+        except PydanticValidationError as err:
+            name = getattr(model_type, "__name__", repr(model_type))
+            raise OutputInvalidError(
+                f"output of {self.prepared.prompt_id!r} does not fit {name}: {describe(err)}",
+                prompt_id=self.prepared.prompt_id,
+                profile=self.prepared.profile,
+                issues=[
+                    {"path": _pointer(e["loc"]), "message": e["msg"], "keyword": e["type"]}
+                    for e in err.errors(include_url=False, include_input=False)
+                ],
+            ) from err
+
+
+def _pointer(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as a JSON Pointer (``("items", 0)`` -> ``/items/0``)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in loc)

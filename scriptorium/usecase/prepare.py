@@ -23,7 +23,7 @@ from scriptorium.errors import (
     translate,
 )
 from scriptorium.hashing import canonical_json, hash_json
-from scriptorium.llm.model import StructuredOutput, Target, provider_needs_key
+from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target, provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
@@ -31,12 +31,14 @@ from scriptorium.profile.model import (
     redact_secret_shapes,
     validate_endpoint,
 )
+from scriptorium.prompt.model import RenderedPrompt
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 from scriptorium.usecase.model import RunRequest, SettingSource
 from scriptorium.validate.model import LoadedSchema, OutputContract
 from scriptorium.validate.validator import Validator
 
 __all__ = [
+    "check_declared_inputs",
     "check_prompt_id",
     "credential",
     "definition_hash",
@@ -204,6 +206,32 @@ def inputs_contract(loaded: LoadedSchema) -> OutputContract:
     )
 
 
+# Keywords by which a schema says what it does with properties it does not list.
+_EXTRAS_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties")
+
+
+def check_declared_inputs(definition: PromptDefinition, inputs: Mapping[str, Any]) -> None:
+    """An input the ``inputs`` schema does not declare is refused, naming it and the declared
+    ones, when the schema lists ``properties`` and says nothing about others: a typo
+    (``max_sentence`` for ``max_sentences``) must not pass silently. A schema that states
+    ``additionalProperties`` (or pattern/unevaluated properties) decides for itself."""
+    schema = definition.inputs
+    if not isinstance(schema, dict):
+        return
+    declared = schema.get("properties")
+    if not isinstance(declared, dict) or any(k in schema for k in _EXTRAS_KEYWORDS):
+        return
+    undeclared = sorted(set(inputs) - set(declared))
+    if undeclared:
+        names = ", ".join(repr(n) for n in undeclared)
+        known = ", ".join(repr(n) for n in sorted(declared)) or "none"
+        raise InvalidRequestError(
+            f"prompt {definition.id!r} declares no input {names} (declared inputs: {known})",
+            prompt_id=definition.id,
+            field="inputs",
+        )
+
+
 def validate_inputs(
     definition: PromptDefinition,
     inputs: dict[str, Any],
@@ -221,6 +249,7 @@ def validate_inputs(
     _require_string_keys(inputs)  # after encoding, which refuses cycles
     if definition.inputs is None:
         return encoded
+    check_declared_inputs(definition, inputs)
     with translate(ValidationError, "loading the inputs schema", prompt_id=definition.id):
         loaded = validator.load_schema(definition.inputs, relative_to=definition.source)
         contract = contract_for(loaded)
@@ -339,3 +368,15 @@ def definition_hash(definition: PromptDefinition, loaded: LoadedSchema | None) -
             loaded.document if not referenced else {"root": loaded.document, "refs": referenced}
         )
     return hash_json(definition.hash_form(document))
+
+
+def cache_directives(
+    definition: PromptDefinition, rendered: RenderedPrompt, definition_hash: str
+) -> CacheDirectives | None:
+    """What the request asks of the provider's prompt cache (None when the prompt's cache is off)."""
+    spec = definition.cache
+    if spec.mode == "off":
+        return None
+    return CacheDirectives(
+        mode=spec.mode, ttl=spec.ttl, points=rendered.cache_points, key=definition_hash
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import uuid
@@ -23,7 +22,9 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
+from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, TokenCount
+from scriptorium.llm.tokens import estimate_input_tokens
+from scriptorium.llm.wire import wire_view
 from scriptorium.observe import scope as run_scope
 from scriptorium.observe.observer import Observer
 from scriptorium.profile.model import ExecutionSettings, Profile
@@ -189,6 +190,29 @@ class Runner:
             if token is not None:
                 run_scope.leave(token)
 
+    def count_tokens(self, request: RunRequest) -> TokenCount:
+        """The input tokens of the prepared request: the client's own count when it has one
+        (``count_tokens``, e.g. Anthropic's counting endpoint), else a local estimate."""
+        plan = self._plan(request)
+        target = plan.prepared.target
+        counter = getattr(self._client, "count_tokens", None)
+        if callable(counter):
+            with self._llm_boundary(plan, "counting tokens"):
+                counted = counter(plan.request)
+            if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
+                return TokenCount(
+                    input_tokens=counted,
+                    estimated=False,
+                    provider=target.provider,
+                    model=target.model,
+                )
+        return TokenCount(
+            input_tokens=estimate_input_tokens(plan.request),
+            estimated=True,
+            provider=target.provider,
+            model=target.model,
+        )
+
     # -- prepare ----------------------------------------------------------------------------
 
     def _plan(self, request: RunRequest) -> _Plan:
@@ -229,6 +253,7 @@ class Runner:
             rendered = self._renderer.render(
                 definition, inputs=request.inputs, artifacts=artifacts, cache_key=definition_hash
             )
+        cache = steps.cache_directives(definition, rendered, definition_hash)
         llm_request = LLMRequest(
             target=target,
             api_key=key,
@@ -238,12 +263,16 @@ class Runner:
             structured_output=structured,
             session_id=rendered.session_id,
             metadata=request.metadata,
-            pricing=None if profile.pricing is None else profile.pricing.model_dump(),
+            pricing=None if profile.pricing is None else _pricing(profile),
             options=profile.options,
             profile_source=profile.source,
+            cache=cache,
+            prompt_id=prompt_id,
         )
+        # What the provider's adapter sends: prepare shows that, not the request before it.
+        view = wire_view(llm_request)
         prompt_hash, request_hash = prompt_and_request_hashes(
-            rendered, llm_request, contract.schema_hash
+            rendered, llm_request, contract.schema_hash, shown_system=view.system
         )
         prepared = PreparedRun(
             prompt_id=prompt_id,
@@ -254,14 +283,16 @@ class Runner:
             target=target,
             settings=settings,
             settings_sources=sources,
+            ignored_settings=view.ignored_settings,
             output=contract,
             artifacts=tuple(ArtifactRecord(**a.summary()) for a in artifacts.values()),
             inputs_hash=hash_bytes(inputs_json),
-            system=rendered.system,
+            system=view.system,
             messages=rendered.messages,
             session_id=rendered.session_id,
             rendered_prompt_hash=prompt_hash,
             request_hash=request_hash,
+            cache=cache,
         )
         return _Plan(prepared=prepared, request=llm_request)
 
@@ -382,6 +413,8 @@ class Runner:
     async def _acall(
         self, call: _Call, plan: _Plan
     ) -> LLMResponse | RepairResult | LLMGenerateError:
+        import asyncio  # not at module level: already loaded here, and slow to import for sync use
+
         if isinstance(call, _Generate):
             with self._llm_boundary(plan, "calling the model"):
                 sync_client, async_client = self._client_kinds()
@@ -450,6 +483,7 @@ class Runner:
             usage=usage,
             finish_reason=last.finish_reason,
             model=last.model or plan.prepared.target.model,
+            metadata=_result_metadata(last, plan.prepared),
         )
         log.debug(
             "run %s prompt=%s valid=%s attempts=%d llm_calls=%d",
@@ -479,6 +513,20 @@ def _contract(
 ) -> tuple[OutputContract, StructuredOutput | None]:
     contract = steps.output_contract(definition, loaded, repair_attempts)
     return contract, steps.structured_output(definition, contract)
+
+
+def _pricing(profile: Profile) -> dict[str, float] | None:
+    # Prices not stated stay out: the pricing module derives them (null means the same).
+    return None if profile.pricing is None else profile.pricing.model_dump(exclude_none=True)
+
+
+def _result_metadata(response: LLMResponse, prepared: PreparedRun) -> dict[str, Any]:
+    """The last generation's adapter metadata; ``ignored_settings`` always said, from the prepared
+    run when the client did not report it (an injected client knows nothing of the provider)."""
+    metadata = dict(response.metadata)
+    if "ignored_settings" not in metadata:
+        metadata["ignored_settings"] = list(prepared.ignored_settings)
+    return metadata
 
 
 def _profile_hash(profile: Profile) -> str:

@@ -146,7 +146,12 @@ def test_success_maps_text_usage_cost_request_id_and_attempts(
     response = client.generate(make_request(server.url))
     assert response.text == "Hi there"
     assert (response.finish_reason, response.model, response.attempts) == ("stop", MODEL, 1)
-    assert response.usage.model_dump() == {**usage, "cost_micro": 5550, "llm_calls": 1}
+    assert response.usage.model_dump() == {
+        **usage,
+        "cache_write_1h_input_tokens": 0,
+        "cost_micro": 5550,
+        "llm_calls": 1,
+    }
     assert response.metadata["request_id"].startswith("req_fake_")
     assert response.latency_ms > 0
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.llm.anthropic_body import build_body, message_params, output_blocks
+from scriptorium.llm.anthropic_body import build_body, encode_body, message_params, output_blocks
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
@@ -118,3 +119,17 @@ def test_messages_keep_role_content_and_order(pairs: list[tuple[str, str]]) -> N
     messages = tuple(Message(role=role, content=text) for role, text in pairs)
     assert message_params(messages) == [{"role": r, "content": c} for r, c in pairs]
     assert build_body(request(messages=messages)).body["messages"] == message_params(messages)
+
+
+def test_encoded_body_is_compact_ascii_json_even_with_a_lone_surrogate() -> None:
+    body = build_body(request(messages=(Message(role="user", content="naïve \ud800 ☃"),))).body
+    encoded = encode_body(body)
+    assert encoded.isascii()
+    assert json.loads(encoded) == body
+    assert b", " not in encoded
+    assert b": " not in encoded
+
+
+def test_encoding_refuses_nan_as_the_api_would() -> None:
+    with pytest.raises(ValueError, match="JSON compliant"):
+        encode_body({"model": MODEL, "x": float("nan")})
