@@ -15,10 +15,18 @@ from hypothesis import strategies as st
 from scriptorium._journal import Journal
 from scriptorium.cli import main
 from scriptorium.cli.batch import read_done
+from scriptorium.hashing import REQUEST_HASH_VERSION
 
 
 def record(n: int) -> str:
-    return json.dumps({"line": n, "request_hash": f"sha256:{n:064x}", "result": {"n": n}})
+    return json.dumps(
+        {
+            "line": n,
+            "request_hash": f"sha256:{n:064x}",
+            "hash_version": REQUEST_HASH_VERSION,
+            "result": {"n": n},
+        }
+    )
 
 
 def test_a_torn_tail_is_cut_and_the_next_record_starts_its_own_line(tmp_path: Path) -> None:
