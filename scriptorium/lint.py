@@ -39,6 +39,8 @@ KINDS: Mapping[str, str] = {
     "unused_input": "inputs declares a variable no template uses",
     "undeclared_artifact": "a template reads artifacts.<name> that the prompt does not declare",
     "unused_artifact": "the prompt declares an artifact no template reads",
+    "media_text": "a template reads .text of an image or PDF artifact, which has no text",
+    "media_block": "a template places .block of an artifact that is not declared as media",
     "schema_invalid": "the output schema is missing, unreadable, unparsable or invalid",
     "schema_unused": "an output schema is given but the output format does not use it",
     "inputs_schema_invalid": "the inputs schema is not a valid JSON Schema",
@@ -198,6 +200,13 @@ class _Project:
             yield Problem(
                 file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
             )
+        if "media" in profile.options:
+            from scriptorium.llm.media import limits_for
+
+            try:
+                limits_for(profile.provider, profile.endpoint, profile.options)
+            except ScriptoriumError as err:
+                yield Problem(file, "profile_invalid", err.message)
 
     # -- prompts ---------------------------------------------------------------------------------
 
@@ -298,7 +307,12 @@ class _Project:
                 yield Problem(file, "inputs_schema_invalid", err.message)
 
     def _check_templates(self, file: str, definition: PromptDefinition) -> Iterator[Problem]:
-        from scriptorium.prompt.jinja import check_syntax, template_artifacts, template_variables
+        from scriptorium.prompt.jinja import (
+            check_syntax,
+            template_artifact_fields,
+            template_artifacts,
+            template_variables,
+        )
 
         syntax = check_syntax(definition)
         for message in syntax:
@@ -308,10 +322,12 @@ class _Project:
         try:
             used_by = template_variables(definition)
             read = template_artifacts(definition)
+            fields = template_artifact_fields(definition)
         except ScriptoriumError as err:
             yield Problem(file, "template_syntax", err.message)
             return
         yield from _check_variables(file, definition, used_by)
+        yield from _check_media_fields(file, definition, fields)
         if read & _MAPPING_METHODS:
             return
         declared = set(definition.artifacts)
@@ -321,9 +337,59 @@ class _Project:
                 "undeclared_artifact",
                 f"a template reads artifacts.{name}, but artifacts declares no {name!r}",
             )
-        for name in sorted(declared - read):
+        # A media artifact no template places is still sent (first in the first user message).
+        for name in sorted(declared - read - _media_artifacts(definition)):
             yield Problem(
                 file, "unused_artifact", f"artifact {name!r} is declared but no template reads it"
+            )
+
+
+def _declared_kind(media_type: str | None) -> str:
+    """``"media"`` when a declared media type (or pattern) admits only images and PDFs, ``"text"``
+    when it admits only textual types, else ``"unknown"`` (``image/*`` counts as media: the
+    other image types have no text either)."""
+    from scriptorium.artifact.media import MEDIA_TYPES
+    from scriptorium.artifact.model import is_textual
+
+    if media_type is None:
+        return "unknown"
+    declared = media_type.split(";", 1)[0].strip().lower()
+    if "*" not in declared:
+        return "media" if declared in MEDIA_TYPES else "text" if is_textual(declared) else "unknown"
+    if declared.startswith("text/"):
+        return "text"
+    return "media" if declared == "image/*" else "unknown"
+
+
+def _media_artifacts(definition: PromptDefinition) -> set[str]:
+    return {
+        name
+        for name, spec in definition.artifacts.items()
+        if _declared_kind(spec.media_type) == "media"
+    }
+
+
+def _check_media_fields(
+    file: str, definition: PromptDefinition, fields: set[tuple[str, str]]
+) -> Iterator[Problem]:
+    for name, field in sorted(fields):
+        spec = definition.artifacts.get(name)
+        if spec is None:
+            continue  # reported as undeclared_artifact
+        kind = _declared_kind(spec.media_type)
+        if field == "text" and kind == "media":
+            yield Problem(
+                file,
+                "media_text",
+                f"a template reads artifacts.{name}.text, but {name!r} is {spec.media_type}, "
+                f"which has no text: place it with {{{{ artifacts.{name}.block }}}}",
+            )
+        elif field == "block" and kind == "text":
+            yield Problem(
+                file,
+                "media_block",
+                f"a template places artifacts.{name}.block, but {name!r} is {spec.media_type}: "
+                f"only images and PDFs have a block; read artifacts.{name}.text",
             )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from scriptorium import errors
+from scriptorium.prompt.model import content_text
 
 if TYPE_CHECKING:
     from scriptorium.llm.model import TokenCount
@@ -27,7 +28,7 @@ __all__ = [
     "format_token_count",
 ]
 
-#: DESIGN section 8: the exit status of each sentinel (anything else that fails is 1).
+#: The exit status of each sentinel (anything else that fails is 1).
 EXIT_CODES: Mapping[type[errors.ScriptoriumError], int] = {
     errors.OutputInvalidError: 1,
     errors.InvalidRequestError: 2,
@@ -165,7 +166,7 @@ def format_prepared(prepared: PreparedRun) -> str:
     if prepared.system is not None:
         lines.extend(_block("system", prepared.system))
     for message in prepared.messages:
-        lines.extend(_block(message.role, message.content))
+        lines.extend(_block(message.role, content_text(message.content)))
     return "\n".join(lines)
 
 

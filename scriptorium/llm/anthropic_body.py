@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from scriptorium.llm.anthropic_schema import (
     reduce_schema_cached,
     tool_name,
 )
+from scriptorium.llm.media_blocks import Encoder, anthropic_content, b64_text
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.prompt.model import Message
 
@@ -122,19 +123,27 @@ def output_blocks(spec: StructuredOutput, model: str) -> OutputBlocks:
     return blocks
 
 
-def message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The ``messages`` member: each message's role and content, in order."""
-    return [{"role": m.role, "content": m.content} for m in messages]
+def message_params(
+    messages: Sequence[Message],
+    media: Mapping[str, bytes] | None = None,
+    encode: Encoder = b64_text,
+) -> list[dict[str, Any]]:
+    """The ``messages`` member: each message's role and content, in order; a message with media
+    as content blocks (:mod:`scriptorium.llm.media_blocks`; ``media`` holds their bytes)."""
+    media = media or {}
+    return [{"role": m.role, "content": anthropic_content(m, media, encode)} for m in messages]
 
 
-def build_body(request: LLMRequest) -> MessagesBody:
+def build_body(request: LLMRequest, *, encode: Encoder = b64_text) -> MessagesBody:
     """The body for ``request`` (model, max tokens, messages, system, stop sequences and the
-    structured-output members), and the settings left out because the API refuses them."""
+    structured-output members), and the settings left out because the API refuses them.
+    ``encode`` gives the base64 text of each media block (a placeholder when the body's media are
+    spliced in as it is sent: :mod:`scriptorium.llm.media_wire`)."""
     settings = request.settings
     body: dict[str, Any] = {
         "model": request.target.model,
         "max_tokens": settings.max_tokens,
-        "messages": message_params(request.messages),
+        "messages": message_params(request.messages, request.media, encode),
     }
     system = request.system or ""
     output = None

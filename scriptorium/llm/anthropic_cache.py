@@ -62,21 +62,19 @@ def apply_cache(body: dict[str, Any], cache: CacheDirectives, system: str | None
         return
     own = system or ""
     full_system = body.get("system")
-    system_text = _Text(own) if isinstance(full_system, str) and own else None
+    aimed = any(point.message is None for point in cache.points)
+    system_text = _Text(own) if aimed and isinstance(full_system, str) and own else None
     messages = body.get("messages", [])
-    texts: dict[int, _Text] = {}
+    # Texts to cut: a message's plain content (part None) or one text block of its content list.
+    texts: dict[tuple[int, int | None], _Text] = {}
     for point in cache.points:
         if point.message is None:
             if system_text is not None and point.offset is not None:
                 system_text.cuts.add(point.offset)
-        elif 0 <= point.message < len(messages) and isinstance(
-            messages[point.message].get("content"), str
-        ):
-            text = texts.setdefault(point.message, _Text(messages[point.message]["content"]))
-            if point.offset is not None:
-                text.cuts.add(point.offset)
-    # Build the blocks, in prompt order, remembering the last block seen for breakpoints at 0.
-    order: list[dict[str, Any]] = []
+            continue
+        text = _text_at(messages, point.message, point.part, texts)
+        if text is not None and point.offset is not None:
+            text.cuts.add(point.offset)
     if system_text is not None and isinstance(full_system, str):
         system_text.cut()
         blocks = list(system_text.blocks)
@@ -84,10 +82,7 @@ def apply_cache(body: dict[str, Any], cache: CacheDirectives, system: str | None
         if extra:
             blocks.append({"type": "text", "text": extra})
         body["system"] = blocks
-        order.extend(blocks)
-    for index, text in sorted(texts.items()):
-        text.cut()
-        messages[index] = {**messages[index], "content": text.blocks}
+    _rebuild(messages, texts)
     for point in cache.points:
         target: dict[str, Any] | None = None
         if point.message is None:
@@ -96,14 +91,110 @@ def apply_cache(body: dict[str, Any], cache: CacheDirectives, system: str | None
                 if point.offset is None or system_text is None:
                     target = system_blocks[-1]
                 else:
-                    target = system_text.block_ending_by(point.offset) or None
-        elif point.message in texts:
-            text = texts[point.message]
-            target = text.block_ending_by(len(text.text) if point.offset is None else point.offset)
-            if target is None:
-                target = _last_block_before(body, point.message)
+                    target = system_text.block_ending_by(point.offset)
+        elif 0 <= point.message < len(messages):
+            target = _target(body, point.message, point.part, point.offset, texts)
         if target is not None:
             target["cache_control"] = cache_control(point.ttl)
+
+
+def _text_at(
+    messages: list[dict[str, Any]],
+    index: int,
+    part: int | None,
+    texts: dict[tuple[int, int | None], _Text],
+) -> _Text | None:
+    """The cuttable text a breakpoint points into (None: a media block, or nothing there)."""
+    if not 0 <= index < len(messages):
+        return None
+    content = messages[index].get("content")
+    if part is None:
+        if not isinstance(content, str):
+            return None
+        return texts.setdefault((index, None), _Text(content))
+    if not isinstance(content, list) or not 0 <= part < len(content):
+        return None
+    block = content[part]
+    if not (isinstance(block, dict) and block.get("type") == "text"):
+        return None
+    return texts.setdefault((index, part), _Text(str(block.get("text", ""))))
+
+
+def _rebuild(messages: list[dict[str, Any]], texts: dict[tuple[int, int | None], _Text]) -> None:
+    """Replace each cut text with its blocks (a plain content becomes a block list)."""
+    for index in sorted({i for i, _ in texts}):
+        content = messages[index].get("content")
+        if isinstance(content, str):
+            text = texts[(index, None)]
+            text.cut()
+            messages[index] = {**messages[index], "content": list(text.blocks)}
+            continue
+        if not isinstance(content, list):
+            continue
+        rebuilt: list[Any] = []
+        for part, block in enumerate(content):
+            piece = texts.get((index, part))
+            if piece is None:
+                rebuilt.append(block)
+                continue
+            piece.cut()
+            rebuilt.extend(piece.blocks)
+        messages[index] = {**messages[index], "content": rebuilt}
+
+
+def _target(
+    body: dict[str, Any],
+    index: int,
+    part: int | None,
+    offset: int | None,
+    texts: dict[tuple[int, int | None], _Text],
+) -> dict[str, Any] | None:
+    """The block a message breakpoint puts its directive on."""
+    text = texts.get((index, part))
+    if text is not None:
+        found = text.block_ending_by(len(text.text) if offset is None else offset)
+        if found is not None:
+            return found
+        if part is None or part == 0:
+            return _last_block_before(body, index)
+        return _block_before_part(body, index, part, texts)
+    content = body["messages"][index].get("content")
+    if part is None:
+        if offset == 0:
+            return _last_block_before(body, index)
+        if isinstance(content, list) and content:
+            last = content[-1]
+            return last if isinstance(last, dict) else None
+        return None
+    # A media block (or a text block nothing cut): find it in the possibly rebuilt content.
+    block = _original_block(body, index, part, texts)
+    return block
+
+
+def _original_block(
+    body: dict[str, Any], index: int, part: int, texts: dict[tuple[int, int | None], _Text]
+) -> dict[str, Any] | None:
+    content = body["messages"][index].get("content")
+    if not isinstance(content, list):
+        return None
+    position = 0
+    for original in range(part):
+        cut = texts.get((index, original))
+        position += len(cut.blocks) if cut is not None else 1
+    if position < len(content) and isinstance(content[position], dict):
+        block: dict[str, Any] = content[position]
+        return block
+    return None
+
+
+def _block_before_part(
+    body: dict[str, Any], index: int, part: int, texts: dict[tuple[int, int | None], _Text]
+) -> dict[str, Any] | None:
+    previous = _original_block(body, index, part - 1, texts)
+    cut = texts.get((index, part - 1))
+    if cut is not None and cut.blocks:
+        return cut.blocks[-1]
+    return previous
 
 
 def _last_block_before(body: dict[str, Any], message: int) -> dict[str, Any] | None:

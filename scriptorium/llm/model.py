@@ -150,12 +150,15 @@ class LLMRequest(BaseModel):
     #: The prompt definition the request was rendered from (None for a raw request). Informational
     #: (fakes name it when refusing a call); never sent, not part of ``hash_form``.
     prompt_id: str | None = None
+    #: The bytes of the media parts in ``messages``, by their ``sha256``: what an adapter encodes
+    #: into the request. Never dumped, shown in a repr or hashed (the parts' digests are).
+    media: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""
         return {
             "system": self.system,
-            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "messages": [m.hash_form() for m in self.messages],
             "target": self.target.hash_form(),
             "settings": self.settings.model_dump(mode="json"),
             "structured_output": None

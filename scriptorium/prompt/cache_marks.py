@@ -19,17 +19,22 @@ import re
 import secrets
 import threading
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
-from scriptorium.prompt.model import CachePoint
+from scriptorium.prompt.model import CachePoint, Content, MediaPart, Message, Part, TextPart
 from scriptorium.promptdef.model import ArtifactSpec, CacheTTL, PromptDefinition, Section
 
 __all__ = [
     "MARK_VARIABLE",
     "MAX_BREAKPOINTS",
+    "Mark",
+    "follow_completion",
     "marked_template",
     "new_nonce",
     "normalize",
+    "points_for",
     "reads_no_input",
+    "take_content_marks",
     "take_marks",
 ]
 
@@ -135,13 +140,98 @@ def _reads_no_input(template: str, cached: set[str]) -> bool:
     return len(reads) == len(artifact_names) and all(name in cached for name in reads)
 
 
-def static_points(definition: PromptDefinition, system_rendered: bool) -> tuple[CachePoint, ...]:
-    """``static`` mode: the end of the system text, when its section reads no input."""
-    if not system_rendered:
-        return ()
+class Mark(NamedTuple):
+    """A breakpoint found in one section's content: mark ``number`` of the section, in part
+    ``part`` (None: the content is plain text) at ``offset`` (None: the part's end)."""
+
+    number: int
+    part: int | None
+    offset: int | None
+    ttl: CacheTTL = "5m"
+
+
+def take_content_marks(content: Content, nonce: str) -> tuple[Content, list[Mark]]:
+    """:func:`take_marks` over a section's content, text or parts. A text part left empty by the
+    marks is dropped (as it would be without them), and its marks move to the end of the part
+    before it, or to the start of the message when there is none."""
+    if isinstance(content, str):
+        text, found = take_marks(content, nonce)
+        return text, [Mark(n, None, at) for n, at in found]
+    parts: list[Part] = []
+    marks: list[Mark] = []
+    for part in content:
+        if not isinstance(part, TextPart):
+            parts.append(part)
+            continue
+        text, found = take_marks(part.text, nonce)
+        if text:
+            marks.extend(Mark(n, len(parts), at) for n, at in found)
+            parts.append(TextPart(text=text))
+        elif parts:
+            marks.extend(Mark(n, len(parts) - 1, None) for n, _ in found)
+        else:
+            marks.extend(Mark(n, None, 0) for n, _ in found)
+    return tuple(parts), marks
+
+
+def follow_completion(
+    marks: list[tuple[int, Mark]], before: list[Message], after: list[Message]
+) -> list[tuple[int, Mark]]:
+    """Marks re-aimed after unplaced media were put first in the first user message (or in a
+    message of their own before all others)."""
+    if len(after) == len(before) + 1:  # a media-only message was put first
+        return [(at if at < 0 else at + 1, mark) for at, mark in marks]
+    moved: list[tuple[int, Mark]] = []
+    for at, mark in marks:
+        if 0 <= at < len(before) and after[at] is not before[at]:
+            old = before[at].content
+            new = after[at].content
+            shift = len(new) - (1 if isinstance(old, str) else len(old))
+            if isinstance(old, str):
+                mark = Mark(mark.number, shift, mark.offset)
+            elif mark.part is not None:
+                mark = Mark(mark.number, mark.part + shift, mark.offset)
+        moved.append((at, mark))
+    return moved
+
+
+def points_for(
+    definition: PromptDefinition,
+    marks: list[tuple[int, Mark]],
+    messages: list[Message],
+    has_system: bool,
+) -> list[CachePoint]:
+    """The breakpoints of one render: the explicit marks, or the ``static`` one."""
+    mode = definition.cache.mode
+    if mode == "explicit":
+        return [
+            CachePoint(
+                message=None if at < 0 else at, part=mark.part, offset=mark.offset, ttl=mark.ttl
+            )
+            for at, mark in marks
+        ]
+    if mode == "static":
+        return list(_static(definition, messages, has_system))
+    return []
+
+
+def _static(
+    definition: PromptDefinition, messages: list[Message], has_system: bool
+) -> Iterable[CachePoint]:
+    """``static``: one breakpoint after the last leading block no input reaches: the system text
+    when it reads no input, then media parts of artifacts declared ``cache: true`` that open the
+    first message."""
+    ttl = definition.cache.ttl
+    point: CachePoint | None = None
     first = definition.sections[0] if definition.sections else None
-    if first is None or first.role != "system":
-        return ()
-    if not reads_no_input(first.template, definition.artifacts):
-        return ()
-    return (CachePoint(message=None, offset=None, ttl=definition.cache.ttl),)
+    if has_system:
+        if first is None or not reads_no_input(first.template, definition.artifacts):
+            return ()
+        point = CachePoint(message=None, offset=None, ttl=ttl)
+    if messages and messages[0].role == "user" and not isinstance(messages[0].content, str):
+        cached = {name for name, spec in definition.artifacts.items() if spec.cache}
+        for index, part in enumerate(messages[0].content):
+            if not (isinstance(part, MediaPart) and part.name in cached):
+                break
+            point = CachePoint(message=0, part=index, offset=None, ttl=ttl)
+    return () if point is None else (point,)
