@@ -47,7 +47,7 @@ USES = st.sampled_from(
 )
 
 
-@settings(max_examples=120, deadline=None, database=None)
+@settings(max_examples=80, deadline=None, database=None)
 @given(
     first=expressions(),
     grow=st.lists(expressions(), min_size=1, max_size=2),

@@ -191,7 +191,7 @@ def test_schema_errors_name_relative_paths_only(tmp_path: Path) -> None:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     data=st.binary(max_size=400),
@@ -219,7 +219,7 @@ def test_any_bytes_in_any_file_give_a_sentinel(tmp_path: Path, data: bytes, wher
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.binary(max_size=300))
 def test_any_bytes_as_inputs_or_cassette_give_a_sentinel(tmp_path: Path, data: bytes) -> None:

@@ -50,7 +50,7 @@ def test_a_journal_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(count=st.integers(0, 6), cut=st.integers(0, 2000), data=st.data())
 def test_a_journal_cut_anywhere_loses_only_the_torn_record(

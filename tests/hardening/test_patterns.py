@@ -151,7 +151,7 @@ def test_outputs_and_inputs_use_the_pattern_as_before(make_runner: RunnerFactory
         runner.prepare(RunRequest(prompt_id="p", inputs={"n": "Ada1"}))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     pattern=st.lists(
         st.sampled_from(["a", "b", "+", "*", "?", "(", ")", "|", "[ab]", "{1,3}", "^", "$", "."]),

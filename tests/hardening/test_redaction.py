@@ -191,7 +191,7 @@ LINKS = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(LINKS)
 def test_any_exception_chain_carrying_the_canary_prints_without_it(links: list[Any]) -> None:
     """However the canary sits in a chain (message, attribute, cause or context), the scrubbed

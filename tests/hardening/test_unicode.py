@@ -105,7 +105,7 @@ def test_a_surrogate_from_the_real_sdk_keeps_run_many_and_the_batch_whole(
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     text=st.text(st.characters(codec=None), max_size=60),

@@ -122,7 +122,7 @@ YAML_TOKENS = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.one_of(st.text(max_size=200), st.lists(YAML_TOKENS, max_size=40).map("".join)))
 def test_any_yaml_text_loads_as_json_data_or_is_a_format_problem(text: str) -> None:
     """Whatever the text, the loader returns plain JSON data or raises FormatProblem whose message
