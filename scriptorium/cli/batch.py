@@ -227,7 +227,7 @@ class _Batch:
             return _error_record(item, err, request_hash)
         record = result_record(item, result)
         # One write of one whole line: a crash can tear only this line, never glue the next.
-        self.journal.append(json.dumps(record, ensure_ascii=False))
+        self.journal.append(_json_line(record))
         return record
 
 
@@ -259,13 +259,25 @@ def _execute(
     try:
         futures = {pool.submit(batch.work, item): index for index, item in enumerate(items)}
         for record in _in_order(futures, len(items), on_done):
-            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+            sink.write(_json_line(record) + "\n")
     except BaseException:
         # Ctrl-C or a bug: start nothing new, but let the runs in flight finish, so what they
         # cost is journaled for the next attempt.
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _json_line(record: Record) -> str:
+    """One record as JSON text that always encodes as UTF-8: non-ASCII kept as is, unless some
+    string (an error message quoting a server, say) holds a lone surrogate, which only the
+    escaped form can carry."""
+    line = json.dumps(record, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return line
 
 
 def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
