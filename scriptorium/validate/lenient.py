@@ -201,9 +201,12 @@ class _Recovery:
             assert error is not None
             probe = Reader(body, max_depth=self.max_depth)
             cut_off = error.keyword == "truncated" and at_text_end
-            if cut_off or probe.first_item_looks_like_json(start + 1, body[start]):
-                context = "" if cut_off else "in a value that reads like JSON"
-                self.broken = _located(error, offset, context)
+            if cut_off:
+                # The value runs to the end of the text: whatever follows is inside it.
+                self.broken = _located(error, offset, "")
+                return
+            if probe.first_item_looks_like_json(start + 1, body[start]):
+                self.broken = _located(error, offset, "in a value that reads like JSON")
             pos = _span_end(body, start)
 
     def _add(self, candidate: _Candidate) -> None:

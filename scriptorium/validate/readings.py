@@ -19,12 +19,14 @@ from typing import Any
 
 from scriptorium.validate.tolerant import Reader, ReadError
 
-__all__ = ["MAX_RUNS", "WORK_PER_CHAR", "Budget", "OutOfWork", "Reading", "explore"]
+__all__ = ["MAX_RUNS", "RUN_COST", "WORK_PER_CHAR", "Budget", "OutOfWork", "Reading", "explore"]
 
 #: Runs of the reader allowed for one value; a value with more combinations is ``ambiguous``.
 MAX_RUNS = 16
-#: Characters the reader may look at, per character of input, over a whole lenient parse.
-WORK_PER_CHAR = 64
+#: Work allowed per character of input, over a whole lenient parse.
+WORK_PER_CHAR = 48
+#: What one run of the reader costs besides the characters it looks at (setting it up).
+RUN_COST = 32
 _WORK_SLACK = 4096
 
 
@@ -44,7 +46,8 @@ class OutOfWork(Exception):
 class Budget:
     """How much reading one lenient parse may do: ``WORK_PER_CHAR`` per input character.
 
-    ``used`` counts characters looked at, over every run of the reader; ``runs`` counts runs.
+    ``used`` counts characters looked at plus ``RUN_COST`` per run of the reader; ``runs``
+    counts runs.
     """
 
     def __init__(self, text_length: int) -> None:
@@ -54,7 +57,7 @@ class Budget:
 
     def charge(self, amount: int) -> None:
         """Count ``amount`` characters read; raise :class:`OutOfWork` past the limit."""
-        self.used += amount
+        self.used += amount + RUN_COST
         self.runs += 1
         if self.used > self.limit:
             raise OutOfWork(f"reading the text took more than {self.limit} steps")
@@ -81,6 +84,8 @@ def explore(
         choices = pending.pop()
         runs += 1
         if runs > MAX_RUNS:
+            if not readings and first_error is not None and first_error.keyword == "truncated":
+                return [], first_error  # read as it stands, the value runs off the end
             error = ReadError(start, "ambiguous", "the value reads too many different ways")
             return [], error
         reader = new_reader(choices)

@@ -299,6 +299,7 @@ class Reader:
             raise ReadError(pos, "truncated", "the text ends inside an unquoted value")
         word = run.rstrip()
         after = pos + len(word)
+        self.reach = max(self.reach, pos + len(run))
         if word in _LITERALS:
             value, fix = _LITERALS[word]
             if fix:
@@ -429,6 +430,10 @@ class Reader:
                     doubled = pos + 1 < end and text[pos + 1] == char
                     if own and not unescaped and not doubled:
                         return "".join(parts), pos + 1
+                    if self._continuation_fails(plain, closers, pos + 1, key, unescaped or own):
+                        if not own:
+                            self._note("mixed_quotes")
+                        return "".join(parts), pos + 1
                     if self._choose(2) == 0:
                         if not own:
                             self._note("mixed_quotes")
@@ -457,6 +462,22 @@ class Reader:
                 self._note("escaped_control_char")
                 parts.append(char)
                 pos += 1
+
+    def _continuation_fails(
+        self, plain: re.Pattern[str], closers: str, pos: int, key: bool, unescaped: bool
+    ) -> bool:
+        """Whether reading on past a quote that could close the string is sure to fail, so the
+        choice need not be explored: the text ends, the line ends (once a quote is unescaped),
+        or the next quote sits where a string would start (``"x "y", "n": 1``)."""
+        stop = plain.match(self.text, pos).end()  # type: ignore[union-attr]
+        if stop >= self.end:
+            return True
+        char = self.text[stop]
+        if char in "\n\r":
+            return unescaped
+        if char in closers and self._may_open(stop):
+            return not self._may_close(stop + 1, key)
+        return False
 
     def _may_close(self, pos: int, key: bool) -> bool:
         """Whether a quote just before ``pos`` can be a closing delimiter, by what follows it."""
