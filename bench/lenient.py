@@ -1,6 +1,6 @@
 """``python -m bench.lenient``: the lenient parser's time against input size (it must be linear).
 
-python -m bench.lenient            # sizes 10k, 40k, 160k characters, 5 repeats (about a minute)
+python -m bench.lenient            # sizes 10k, 40k, 160k characters, 3 repeats (a few minutes)
 python -m bench.lenient --smoke    # small sizes, one repeat: proves it still runs (CI)
 
 Each family is a text built to a target size: realistic outputs with one slip repeated through
@@ -103,7 +103,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     sizes = (1_000, 4_000) if args.smoke else (10_000, 40_000, 160_000)
-    repeats = 1 if args.smoke else 5
+    repeats = 1 if args.smoke else 3
     print("# Lenient parsing: time against input size\n")
     print(f"machine: {machine()}; CPU time, median of {repeats} run(s) per cell\n")
     header = ["family", "kind"]

@@ -107,13 +107,14 @@ class _Recovery:
     prefix: list[str] = field(default_factory=list)
     candidates: list[_Candidate] = field(default_factory=list)
     broken: ValidationIssue | None = None  # the last broken value, unless a complete one followed
+    open_reasoning: bool = False  # a reasoning block runs to the end of the text
 
     def run(self) -> ParseOutcome:
         text = self.text
         if text.startswith("\ufeff"):
             text = text[1:]
             self.prefix.append("stripped_bom")
-        text, stripped = mask_reasoning(text)
+        text, stripped, self.open_reasoning = mask_reasoning(text)
         if stripped:
             self.prefix.append("stripped_reasoning")
         self.text = text
@@ -128,6 +129,8 @@ class _Recovery:
             pairs = [(c, r) for c in _contenders(self.candidates) for r in c.readings]
             return self._decide(pairs, "the candidates")
         if not text.strip():
+            if self.open_reasoning:
+                return failed(issue("truncated", "the text ends inside a reasoning block"))
             what = "only reasoning, no answer" if stripped else "empty output"
             return failed(issue("parse", what))
         if first_error.keyword == "parse":
@@ -241,13 +244,16 @@ class _Recovery:
         return failed(issue("ambiguous", message))
 
 
-def mask_reasoning(text: str) -> tuple[str, bool]:
-    """``text`` with reasoning blocks blanked out (newlines kept, so offsets and fences hold).
+def mask_reasoning(text: str) -> tuple[str, bool, bool]:
+    """``text`` with reasoning blocks blanked out (newlines kept, so offsets and fences hold),
+    whether there were any, and whether the last one never closes.
 
-    A block runs from an opening tag to its closing tag; an unclosed one is left alone (its end
-    is unknown). A closing tag met before any opening one ends reasoning whose opening tag the
-    server dropped: everything before it is blanked.
+    A block runs from an opening tag (at the start of a line) to its closing tag; one that never
+    closes runs to the end of the text, since the generation stopped inside it. A closing tag met
+    before any opening one ends reasoning whose opening tag the server dropped: everything before
+    it is blanked.
     """
+    unclosed = False
     spans: list[tuple[int, int]] = []
     pos = 0
     while True:
@@ -262,11 +268,14 @@ def mask_reasoning(text: str) -> tuple[str, bool]:
         closing = re.compile(rf"<[ \t]*/[ \t]*{tag.group(2)}[ \t]*>", re.IGNORECASE)
         close = closing.search(text, tag.end())
         if close is None:
+            # Never closed: the text ends inside the reasoning (cut off before any answer).
+            spans.append((tag.start(1) - 1, len(text)))
+            unclosed = True
             break
         spans.append((tag.start(1) - 1, close.end()))
         pos = close.end()
     if not spans:
-        return text, False
+        return text, False, False
     parts: list[str] = []
     last = 0
     for start, end in spans:
@@ -274,7 +283,7 @@ def mask_reasoning(text: str) -> tuple[str, bool]:
         parts.append(_NOT_NEWLINE.sub(" ", text[start:end]))
         last = end
     parts.append(text[last:])
-    return "".join(parts), True
+    return "".join(parts), True, unclosed
 
 
 def _read_document(reader: Reader, start: int) -> tuple[Any, int]:

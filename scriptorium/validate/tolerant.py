@@ -562,7 +562,9 @@ class Reader:
         code = text[pos + 1]
         if code in _ESCAPES:
             return _ESCAPES[code], pos + 2
-        if code == "'" and single:
+        if code == "'":
+            if not single:
+                self._note("needless_escape")  # ``\'`` is ``'`` to Python and JavaScript alike
             return "'", pos + 2
         if code != "u":
             raise ReadError(pos, "parse", f"invalid escape \\{code}")

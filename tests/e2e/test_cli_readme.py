@@ -61,7 +61,7 @@ def test_every_python_example_runs(
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     examples = blocks("python")
-    assert len(examples) == 3
+    assert len(examples) >= 3
     for number, source in enumerate(examples):
         namespace: dict[str, object] = {}
         exec(compile(source, f"README python block {number}", "exec"), namespace)  # noqa: S102

@@ -170,10 +170,11 @@ CORPUS: list[Case] = [
     ),
     Case("only reasoning", '<thinking>{"name": "Ada"}</thinking>', Fails("parse")),
     Case(
-        "unclosed reasoning block keeps its draft in play",
+        "unclosed reasoning block: cut off before the answer",
         '<thinking>\ndraft {"a": 1}\n{"a": 2}',
-        Fails("ambiguous"),
+        Fails("truncated"),
     ),
+    Case("escaped apostrophe in double quotes", '{"a": "it\\\'s", "b": 1,}', {"a": "it's", "b": 1}),
     # leading commas, '#' comments
     Case("leading comma in an object", '{, "name": "Ada", "age": 36}', PERSON),
     Case(
