@@ -1,5 +1,6 @@
-"""Rows 1 and 2: sequential per-call time at zero latency, and async throughput with many calls in
-flight, for every contender against the same loopback server, in interleaved blocks."""
+"""Per-call time at zero latency (sync, and async one call at a time), and async throughput with
+many calls in flight, for every contender against the same loopback server, in interleaved
+blocks."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from bench.rows import Row, SyncCall, Unavailable
 from bench.stats import Summary, paired_ratio, summarize
 
-__all__ = ["Measured", "async_throughput", "sequential"]
+__all__ = ["Measured", "async_sequential", "async_throughput", "sequential"]
 
 
 @dataclass
@@ -82,6 +83,41 @@ def sequential(
         close = getattr(call, "close", None)
         if close is not None:
             close()
+    return [measured[row.name] for row in rows]
+
+
+async def _one_at_a_time(row: Row, url: str, calls: int, warmup: int) -> tuple[float, float]:
+    call, close = await row.aio(url)
+    for _ in range(warmup):
+        await call()
+    _settle()
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    for _ in range(calls):
+        await call()
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    await close()
+    return wall / calls * 1e6, cpu / calls * 1e6
+
+
+def async_sequential(
+    url: str, rows: Sequence[Row], *, calls: int, blocks: int, warmup: int
+) -> list[Measured]:
+    """Wall and client CPU microseconds per awaited call, one after another; each block on a
+    fresh event loop (an async SDK client belongs to one loop), warmed before it is timed."""
+    measured = {row.name: Measured(row) for row in rows}
+    for block in range(blocks):
+        for row in _rotated(list(rows), block):
+            if measured[row.name].note:
+                continue
+            try:
+                took, cpu = asyncio.run(_one_at_a_time(row, url, calls, warmup))
+            except Exception as err:
+                measured[row.name].note = _why(err)
+                measured[row.name].values.clear()
+                measured[row.name].cpu.clear()
+                continue
+            measured[row.name].values.append(took)
+            measured[row.name].cpu.append(cpu)
     return [measured[row.name] for row in rows]
 
 

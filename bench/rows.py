@@ -18,8 +18,13 @@ from bench.task import (
     DOCUMENT,
     KEY_ENV,
     MODEL,
+    PERSON_MAX_TOKENS,
+    PERSON_MODEL,
+    PERSON_SCHEMA,
+    PERSON_SYSTEM,
     SCHEMA,
-    Invoice,
+    SENTENCE,
+    Person,
     make_project,
     user_message,
 )
@@ -32,8 +37,8 @@ AsyncCall = Callable[[], Awaitable[None]]
 AsyncPair = tuple[AsyncCall, Callable[[], Awaitable[None]]]
 
 _MAX_TOKENS = 1024
-# What the floor sends as the output format: the schema without "$schema" (what scriptorium's
-# reduction sends too).
+# What the earlier floor sends as the output format: the invoice schema without "$schema" (what
+# scriptorium's reduction sends too).
 _API_SCHEMA = {k: v for k, v in SCHEMA.items() if k != "$schema"}
 
 
@@ -54,10 +59,59 @@ def _invalid(what: object) -> AssertionError:
     return AssertionError(f"the extraction came back invalid: {what!r:.200}")
 
 
-# --- the floor: bare SDK + json.loads + a compiled jsonschema validator ---------------------------
+# --- the floor: the plainest hand-written call ----------------------------------------------------
+# messages.create(model, max_tokens, system, messages), json.loads(content[0].text), a compiled
+# Draft202012Validator on the 3-property schema. No output_config, no template.
 
 
-def _floor_parts() -> tuple[Any, Any, list[dict[str, str]], dict[str, Any]]:
+def _floor_parts() -> tuple[Any, Any, list[dict[str, str]]]:
+    anthropic = _need("anthropic", "anthropic")
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(PERSON_SCHEMA)
+    return anthropic, validator, [{"role": "user", "content": SENTENCE}]
+
+
+def floor_sync(url: str) -> SyncCall:
+    anthropic, validator, messages = _floor_parts()
+    client = anthropic.Anthropic(api_key=API_KEY, base_url=url, max_retries=0)
+
+    def call() -> None:
+        message = client.messages.create(
+            model=PERSON_MODEL,
+            max_tokens=PERSON_MAX_TOKENS,
+            system=PERSON_SYSTEM,
+            messages=messages,
+        )
+        value = json.loads(message.content[0].text)
+        if not validator.is_valid(value):
+            raise _invalid(value)
+
+    return call
+
+
+async def floor_async(url: str) -> AsyncPair:
+    anthropic, validator, messages = _floor_parts()
+    client = anthropic.AsyncAnthropic(api_key=API_KEY, base_url=url, max_retries=0)
+
+    async def call() -> None:
+        message = await client.messages.create(
+            model=PERSON_MODEL,
+            max_tokens=PERSON_MAX_TOKENS,
+            system=PERSON_SYSTEM,
+            messages=messages,
+        )
+        value = json.loads(message.content[0].text)
+        if not validator.is_valid(value):
+            raise _invalid(value)
+
+    return call, client.close
+
+
+# --- the earlier floor: output_config + the 11-property invoice schema ----------------------------
+
+
+def _invoice_floor_parts() -> tuple[Any, Any, list[dict[str, str]], dict[str, Any]]:
     anthropic = _need("anthropic", "anthropic")
     import jsonschema
 
@@ -67,8 +121,8 @@ def _floor_parts() -> tuple[Any, Any, list[dict[str, str]], dict[str, Any]]:
     return anthropic, validator, messages, output_config
 
 
-def floor_sync(url: str) -> SyncCall:
-    anthropic, validator, messages, output_config = _floor_parts()
+def invoice_floor_sync(url: str) -> SyncCall:
+    anthropic, validator, messages, output_config = _invoice_floor_parts()
     client = anthropic.Anthropic(api_key=API_KEY, base_url=url, max_retries=0)
 
     def call() -> None:
@@ -82,8 +136,8 @@ def floor_sync(url: str) -> SyncCall:
     return call
 
 
-async def floor_async(url: str) -> AsyncPair:
-    anthropic, validator, messages, output_config = _floor_parts()
+async def invoice_floor_async(url: str) -> AsyncPair:
+    anthropic, validator, messages, output_config = _invoice_floor_parts()
     client = anthropic.AsyncAnthropic(api_key=API_KEY, base_url=url, max_retries=0)
 
     async def call() -> None:
@@ -112,31 +166,40 @@ def _engine(url: str) -> Any:
     return Engine(project, env={KEY_ENV: API_KEY})
 
 
-def scriptorium_sync(url: str) -> SyncCall:
-    engine = _engine(url)
-    inputs = {"document": DOCUMENT}
+def _scriptorium(prompt_id: str, inputs: dict[str, Any]) -> tuple[Any, Any]:
+    def make_sync(url: str) -> SyncCall:
+        engine = _engine(url)
 
-    def call() -> None:
-        result = engine.run("extract", inputs=inputs)
-        if not result.validation.valid:
-            raise _invalid(result.validation.issues)
+        def call() -> None:
+            result = engine.run(prompt_id, inputs=inputs)
+            if not result.validation.valid:
+                raise _invalid(result.validation.issues)
 
-    return call
+        return call
+
+    async def make_async(url: str) -> AsyncPair:
+        engine = _engine(url)
+
+        async def call() -> None:
+            result = await engine.arun(prompt_id, inputs=inputs)
+            if not result.validation.valid:
+                raise _invalid(result.validation.issues)
+
+        async def close() -> None:
+            await engine.client.client_for("anthropic").aclose()
+
+        return call, close
+
+    return make_sync, make_async
 
 
-async def scriptorium_async(url: str) -> AsyncPair:
-    engine = _engine(url)
-    inputs = {"document": DOCUMENT}
-
-    async def call() -> None:
-        result = await engine.arun("extract", inputs=inputs)
-        if not result.validation.valid:
-            raise _invalid(result.validation.issues)
-
-    async def close() -> None:
-        await engine.client.client_for("anthropic").aclose()
-
-    return call, close
+scriptorium_sync, scriptorium_async = _scriptorium("person", {"sentence": SENTENCE})
+scriptorium_prompt_sync, scriptorium_prompt_async = _scriptorium(
+    "person-prompt", {"sentence": SENTENCE}
+)
+scriptorium_invoice_sync, scriptorium_invoice_async = _scriptorium(
+    "extract", {"document": DOCUMENT}
+)
 
 
 # --- Instructor -----------------------------------------------------------------------------------
@@ -150,30 +213,39 @@ def _instructor(url: str, is_async: bool) -> Any:
     return instructor.from_anthropic(sdk, mode=instructor.Mode.ANTHROPIC_TOOLS)
 
 
+_PEER_MESSAGES = [{"role": "user", "content": SENTENCE}]
+
+
 def instructor_sync(url: str) -> SyncCall:
     client = _instructor(url, False)
-    messages = [{"role": "user", "content": user_message()}]
 
     def call() -> None:
-        invoice = client.messages.create(
-            model=MODEL, max_tokens=_MAX_TOKENS, messages=messages, response_model=Invoice
+        person = client.messages.create(
+            model=PERSON_MODEL,
+            max_tokens=PERSON_MAX_TOKENS,
+            system=PERSON_SYSTEM,
+            messages=_PEER_MESSAGES,
+            response_model=Person,
         )
-        if not isinstance(invoice, Invoice):
-            raise _invalid(invoice)
+        if not isinstance(person, Person):
+            raise _invalid(person)
 
     return call
 
 
 async def instructor_async(url: str) -> AsyncPair:
     client = _instructor(url, True)
-    messages = [{"role": "user", "content": user_message()}]
 
     async def call() -> None:
-        invoice = await client.messages.create(
-            model=MODEL, max_tokens=_MAX_TOKENS, messages=messages, response_model=Invoice
+        person = await client.messages.create(
+            model=PERSON_MODEL,
+            max_tokens=PERSON_MAX_TOKENS,
+            system=PERSON_SYSTEM,
+            messages=_PEER_MESSAGES,
+            response_model=Person,
         )
-        if not isinstance(invoice, Invoice):
-            raise _invalid(invoice)
+        if not isinstance(person, Person):
+            raise _invalid(person)
 
     return call, client.client.close
 
@@ -187,18 +259,23 @@ def _agent(url: str) -> tuple[Any, Any]:
     models = _need("pydantic_ai.models.anthropic", "pydantic-ai-slim[anthropic]")
     providers = _need("pydantic_ai.providers.anthropic", "pydantic-ai-slim[anthropic]")
     sdk = anthropic.AsyncAnthropic(api_key=API_KEY, base_url=url, max_retries=0)
-    model = models.AnthropicModel(MODEL, provider=providers.AnthropicProvider(anthropic_client=sdk))
-    settings = {"max_tokens": _MAX_TOKENS}
-    return pydantic_ai.Agent(model, output_type=Invoice, model_settings=settings), sdk
+    model = models.AnthropicModel(
+        PERSON_MODEL, provider=providers.AnthropicProvider(anthropic_client=sdk)
+    )
+    settings = {"max_tokens": PERSON_MAX_TOKENS}
+    agent = pydantic_ai.Agent(
+        model, output_type=Person, system_prompt=PERSON_SYSTEM, model_settings=settings
+    )
+    return agent, sdk
 
 
 def pydantic_ai_sync(url: str) -> SyncCall:
     agent, sdk = _agent(url)
-    prompt = user_message()
+    prompt = SENTENCE
 
     def call() -> None:
         output = agent.run_sync(prompt).output
-        if not isinstance(output, Invoice):
+        if not isinstance(output, Person):
             raise _invalid(output)
 
     def close() -> None:
@@ -212,11 +289,11 @@ def pydantic_ai_sync(url: str) -> SyncCall:
 
 async def pydantic_ai_async(url: str) -> AsyncPair:
     agent, sdk = _agent(url)
-    prompt = user_message()
+    prompt = SENTENCE
 
     async def call() -> None:
         output = (await agent.run(prompt)).output
-        if not isinstance(output, Invoice):
+        if not isinstance(output, Person):
             raise _invalid(output)
 
     return call, sdk.close
@@ -228,18 +305,22 @@ async def pydantic_ai_async(url: str) -> AsyncPair:
 def _chain(url: str) -> tuple[Any, Any]:
     module = _need("langchain_anthropic", "langchain-anthropic")
     chat = module.ChatAnthropic(
-        model=MODEL, base_url=url, api_key=API_KEY, max_retries=0, max_tokens=_MAX_TOKENS
+        model=PERSON_MODEL,
+        base_url=url,
+        api_key=API_KEY,
+        max_retries=0,
+        max_tokens=PERSON_MAX_TOKENS,
     )
-    return chat.with_structured_output(Invoice), chat
+    return chat.with_structured_output(Person), chat
 
 
 def langchain_sync(url: str) -> SyncCall:
     chain, _ = _chain(url)
-    prompt = user_message()
+    prompt = [("system", PERSON_SYSTEM), ("user", SENTENCE)]
 
     def call() -> None:
         output = chain.invoke(prompt)
-        if not isinstance(output, Invoice):
+        if not isinstance(output, Person):
             raise _invalid(output)
 
     return call
@@ -252,11 +333,11 @@ async def langchain_async(url: str) -> AsyncPair:
     utils = _need("langchain_anthropic._client_utils", "langchain-anthropic")
     utils._get_default_async_httpx_client.cache_clear()
     chain, chat = _chain(url)
-    prompt = user_message()
+    prompt = [("system", PERSON_SYSTEM), ("user", SENTENCE)]
 
     async def call() -> None:
         output = await chain.ainvoke(prompt)
-        if not isinstance(output, Invoice):
+        if not isinstance(output, Person):
             raise _invalid(output)
 
     async def close() -> None:
@@ -271,10 +352,10 @@ async def langchain_async(url: str) -> AsyncPair:
 def _raw_parts(url: str) -> tuple[Any, str, bytes, dict[str, str]]:
     httpx = _need("httpx2", "httpx2 (comes with anthropic)")
     body = {
-        "model": MODEL,
-        "max_tokens": _MAX_TOKENS,
-        "messages": [{"role": "user", "content": user_message()}],
-        "output_config": {"format": {"type": "json_schema", "schema": _API_SCHEMA}},
+        "model": PERSON_MODEL,
+        "max_tokens": PERSON_MAX_TOKENS,
+        "system": PERSON_SYSTEM,
+        "messages": [{"role": "user", "content": SENTENCE}],
     }
     headers = {"content-type": "application/json", "x-api-key": API_KEY}
     return httpx, f"{url}/v1/messages", json.dumps(body).encode(), headers
@@ -313,23 +394,46 @@ class Row:
     what: str
     sync: Callable[[str], SyncCall]
     aio: Callable[[str], Awaitable[AsyncPair]]
-    kind: str = "peer"  # "floor", "ours", "peer" or "check"
+    #: "floor" (the reference), "ours", "floor2"/"ours2" (the earlier invoice pair), "peer" or
+    #: "check".
+    kind: str = "peer"
 
 
 ROWS: tuple[Row, ...] = (
     Row(
         "bare anthropic SDK (floor)",
-        "messages.create + json.loads + compiled jsonschema",
+        "messages.create(model, max_tokens, system, messages) + json.loads + compiled jsonschema",
         floor_sync,
         floor_async,
         "floor",
     ),
     Row(
-        "scriptorium",
-        "Engine.run / Engine.arun, file-based prompt, native strategy",
+        "scriptorium, native",
+        "Engine.run / Engine.arun, file-based prompt, strategy native (output_config)",
         scriptorium_sync,
         scriptorium_async,
         "ours",
+    ),
+    Row(
+        "scriptorium, prompt",
+        "Engine.run / Engine.arun, file-based prompt, strategy prompt (schema in system)",
+        scriptorium_prompt_sync,
+        scriptorium_prompt_async,
+        "ours",
+    ),
+    Row(
+        "earlier floor: SDK + output_config, invoice",
+        "invoice task: messages.create(output_config) + 11-property compiled jsonschema",
+        invoice_floor_sync,
+        invoice_floor_async,
+        "floor2",
+    ),
+    Row(
+        "scriptorium, native, invoice",
+        "invoice task: Engine.run / Engine.arun, strategy native",
+        scriptorium_invoice_sync,
+        scriptorium_invoice_async,
+        "ours2",
     ),
     Row(
         "instructor",

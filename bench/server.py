@@ -1,10 +1,13 @@
 """The loopback Messages API the benchmarks call: ``FakeAnthropicServer`` answering every request
 with the extraction in the shape the caller asked for.
 
+The task is told by the model: :data:`bench.task.PERSON_MODEL` gets :data:`bench.task.PERSON`,
+any other model the invoice :data:`bench.task.INSTANCE`.
+
 - a request with ``tools`` gets a ``tool_use`` block (named by ``tool_choice``, else the first
-  tool) whose input is :data:`bench.task.INSTANCE` — what Instructor, Pydantic AI and langchain ask;
-- any other request gets one text block holding the instance as JSON (the ``output_config`` JSON
-  schema route the floor and scriptorium's ``native`` strategy take).
+  tool) whose input is the instance — what Instructor, Pydantic AI and langchain ask;
+- any other request gets one text block holding the instance as JSON (the plain floor, the
+  ``output_config`` route and scriptorium's ``native`` and ``prompt`` strategies).
 
 It runs in a subprocess (``serve``), so its work never competes for the benchmark process's GIL:
 the client's CPU is what is measured. Answers are built once per shape and reused.
@@ -22,13 +25,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from bench.task import INSTANCE
+from bench.task import INSTANCE, PERSON, PERSON_MODEL
 from scriptorium._testing.http import Answer, RecordedRequest
 from scriptorium.testing import FakeAnthropicServer
 
 __all__ = ["ExtractionServer", "serve"]
 
-_USAGE = {"input_tokens": 412, "output_tokens": 187}
+_USAGE = {"input_tokens": 412, "output_tokens": 87}
 
 
 class ExtractionServer(FakeAnthropicServer):
@@ -42,16 +45,17 @@ class ExtractionServer(FakeAnthropicServer):
         key = f"{shape}\0{model}"
         body = self._bodies.get(key)
         if body is None:
+            instance = PERSON if model == PERSON_MODEL else INSTANCE
             if shape.startswith("tool:"):
                 block: dict[str, Any] = {
                     "type": "tool_use",
                     "id": "toolu_bench",
                     "name": shape[5:],
-                    "input": INSTANCE,
+                    "input": instance,
                 }
                 stop = "tool_use"
             else:
-                block = {"type": "text", "text": json.dumps(INSTANCE)}
+                block = {"type": "text", "text": json.dumps(instance)}
                 stop = "end_turn"
             message = {
                 "id": "msg_bench",

@@ -1,8 +1,14 @@
-"""The structured-extraction task every row performs, and the project scriptorium runs it from.
+"""The structured-extraction tasks the rows perform, and the project scriptorium runs them from.
 
-An invoice is extracted into a schema of eleven properties (two enums, a nested array of line
-items). The loopback server answers with :data:`INSTANCE` in whatever shape the caller asked for,
-so every row parses and validates the same ~700 bytes.
+- **person** (the reference task, the one a harness outside the project measures): a person's
+  ``{name, age, tags}`` from one sentence, ``claude-haiku-4-5``, 512 max tokens, a 3-property
+  schema. The floor is the plainest hand-written call.
+- **invoice** (the earlier, richer task, kept as a labelled second floor): an invoice into a
+  schema of eleven properties (two enums, a nested array of line items), ``claude-sonnet-4-6``,
+  the schema sent as ``output_config``.
+
+The loopback server tells the tasks apart by model and answers with :data:`PERSON` or
+:data:`INSTANCE` in whatever shape the caller asked for.
 """
 
 from __future__ import annotations
@@ -20,11 +26,58 @@ __all__ = [
     "INSTANCE",
     "KEY_ENV",
     "MODEL",
+    "PERSON",
+    "PERSON_MAX_TOKENS",
+    "PERSON_MODEL",
+    "PERSON_SCHEMA",
+    "PERSON_SYSTEM",
     "SCHEMA",
+    "SENTENCE",
     "Invoice",
+    "Person",
     "make_project",
     "user_message",
 ]
+
+# --- person: the reference task ------------------------------------------------------------------
+
+PERSON_MODEL = "claude-haiku-4-5"
+PERSON_MAX_TOKENS = 512
+
+PERSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "age", "tags"],
+    "properties": {
+        "name": {"type": "string"},
+        "age": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+PERSON: dict[str, Any] = {"name": "Ada Lovelace", "age": 36, "tags": ["mathematician", "writer"]}
+
+SENTENCE = (
+    "Ada Lovelace, 36, was a mathematician and writer who published the first algorithm meant "
+    "for a machine."
+)
+
+PERSON_SYSTEM = (
+    "Extract the person the user describes as a JSON object with name (string), age (integer) "
+    "and tags (array of strings). Reply with the JSON object only."
+)
+
+
+class Person(BaseModel):
+    """The person task's output model, for the peers."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    age: int
+    tags: list[str]
+
+
+# --- invoice: the earlier, richer task -----------------------------------------------------------
 
 MODEL = "claude-sonnet-4-6"
 API_KEY = "sk-bench-not-a-real-key"
@@ -157,23 +210,57 @@ Extract the invoice below into the required structure.
 
 {{ document }}"""
 
+_PERSON_PROMPT = """---
+description: Extract a person (benchmark)
+version: 1
+profile: bench-person
+inputs:
+  type: object
+  required: [sentence]
+  properties: {{sentence: {{type: string}}}}
+output:
+  format: json_schema
+  schema: schemas/person.schema.json
+  strategy: {strategy}
+---
+## system
+{system}
+
+## user
+{{{{ sentence }}}}"""
+
 _PROFILE = """provider: anthropic
 model: {model}
 endpoint: {endpoint}
 api_key_env: {key_env}
-settings: {{max_tokens: 1024, timeout_s: 60, max_retries: 0}}
+settings: {{max_tokens: {max_tokens}}}
 """
 
 
 def make_project(endpoint: str, root: Path | None = None) -> Path:
-    """A scriptorium project (prompt ``extract``, profile ``bench``) pointing at ``endpoint``."""
+    """A scriptorium project pointing at ``endpoint``: prompts ``person`` (strategy ``native``),
+    ``person-prompt`` (strategy ``prompt``) and ``extract`` (the invoice), profiles
+    ``bench-person`` and ``bench``."""
     base = Path(tempfile.mkdtemp(prefix="scriptorium-bench-")) if root is None else root
-    (base / "prompts" / "schemas").mkdir(parents=True, exist_ok=True)
-    (base / "profiles").mkdir(parents=True, exist_ok=True)
-    (base / "prompts" / "extract.prompt.md").write_text(_PROMPT, encoding="utf-8")
-    (base / "prompts" / "schemas" / "invoice.schema.json").write_text(
+    prompts, profiles = base / "prompts", base / "profiles"
+    (prompts / "schemas").mkdir(parents=True, exist_ok=True)
+    profiles.mkdir(parents=True, exist_ok=True)
+    (prompts / "extract.prompt.md").write_text(_PROMPT, encoding="utf-8")
+    (prompts / "schemas" / "invoice.schema.json").write_text(
         json.dumps(SCHEMA, indent=2), encoding="utf-8"
     )
-    profile = _PROFILE.format(model=MODEL, endpoint=endpoint, key_env=KEY_ENV)
-    (base / "profiles" / "bench.yaml").write_text(profile, encoding="utf-8")
+    (prompts / "schemas" / "person.schema.json").write_text(
+        json.dumps(PERSON_SCHEMA, indent=2), encoding="utf-8"
+    )
+    for name, strategy in (("person", "native"), ("person-prompt", "prompt")):
+        text = _PERSON_PROMPT.format(strategy=strategy, system=PERSON_SYSTEM)
+        (prompts / f"{name}.prompt.md").write_text(text, encoding="utf-8")
+    for name, model, max_tokens in (
+        ("bench", MODEL, 1024),
+        ("bench-person", PERSON_MODEL, PERSON_MAX_TOKENS),
+    ):
+        profile = _PROFILE.format(
+            model=model, endpoint=endpoint, key_env=KEY_ENV, max_tokens=max_tokens
+        )
+        (profiles / f"{name}.yaml").write_text(profile, encoding="utf-8")
     return base

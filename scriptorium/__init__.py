@@ -17,6 +17,7 @@ from scriptorium import errors
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArtifactContent",
     "Engine",
     "LLMRequest",
     "LLMResponse",
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "ArtifactContent": "scriptorium.artifact.model",
     "Engine": "scriptorium.engine",
     "LLMRequest": "scriptorium.llm.model",
     "LLMResponse": "scriptorium.llm.model",
@@ -46,6 +48,7 @@ _LAZY = {
 ScriptoriumError = errors.ScriptoriumError
 
 if TYPE_CHECKING:
+    from scriptorium.artifact.model import ArtifactContent
     from scriptorium.engine import Engine
     from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
     from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult

@@ -17,9 +17,16 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
-__all__ = ["ConfinedDir", "FileProblem", "FileSignature", "signature"]
+__all__ = [
+    "ConfinedDir",
+    "FileProblem",
+    "FileSignature",
+    "open_named_file",
+    "read_named_file",
+    "signature",
+]
 
 ProblemKind = Literal["missing", "outside", "not_file", "too_large", "unreadable"]
 
@@ -69,6 +76,8 @@ class ConfinedDir:
     def real_root(self) -> str:
         """The directory with symlinks resolved (computed once, on first use)."""
         if self._real is None:
+            if "\x00" in os.fspath(self.path):
+                raise FileProblem("unreadable", "the directory path holds a NUL character")
             self._real = os.path.realpath(self.path)
         return self._real
 
@@ -80,12 +89,16 @@ class ConfinedDir:
     def resolve(self, relative: str) -> str:
         """The real path of ``relative`` (a path the caller has already checked lexically), refused
         unless it exists and stays inside the root once every symlink is followed."""
+        if "\x00" in relative:
+            raise FileProblem("unreadable", f"{relative!r} is not a usable path (NUL)")
         try:
             real = os.path.realpath(self.path / relative, strict=True)
         except (FileNotFoundError, NotADirectoryError) as err:
             raise FileProblem("missing", f"{relative} not found") from err
         except OSError as err:  # symlink loops, permissions, name too long
             raise FileProblem("unreadable", f"{relative} cannot be resolved ({_why(err)})") from err
+        except ValueError as err:  # a NUL in the root
+            raise FileProblem("unreadable", f"{relative} cannot be resolved (bad path)") from err
         if not self.contains(real):
             raise FileProblem("outside", f"{relative} resolves outside its directory")
         return real
@@ -103,7 +116,7 @@ class ConfinedDir:
         a cache check misses and the full load reports what is wrong."""
         try:
             return signature(os.stat(os.path.join(self.path, relative)))
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the path
             return None
 
     def read(self, relative: str, *, max_bytes: int | None) -> FileRead:
@@ -124,7 +137,7 @@ class ConfinedDir:
                 same = (now.st_dev, now.st_ino) == known[1:]
                 # ... and what is opened must be it too (a directory may have been swapped).
                 fd = os.open(known[0], _OPEN_FLAGS) if same else -1
-            except OSError:
+            except (OSError, ValueError):
                 fd = -1
             if fd >= 0:
                 try:
@@ -169,6 +182,50 @@ class ConfinedDir:
         if max_bytes is not None and len(data) > max_bytes:
             raise FileProblem("too_large", _too_large(relative, len(data), max_bytes))
         return FileRead(data, st)
+
+
+def read_named_file(path: str | os.PathLike[str], *, max_bytes: int, label: str) -> bytes:
+    """The bytes of a file the user named directly (``--inputs FILE``, ``batch --in FILE``): not
+    confined to a directory, but read the same bounded way as every other file. It must be a
+    regular file (a FIFO or a device is refused without blocking: it is opened non-blocking and
+    checked with ``fstat`` before any read) of at most ``max_bytes`` bytes. ``label`` names it in
+    messages (the path as the user typed it)."""
+    try:
+        fd = os.open(path, _NAMED_FLAGS)
+    except FileNotFoundError as err:
+        raise FileProblem("missing", f"{label} not found") from err
+    except (OSError, ValueError) as err:  # ValueError: a NUL in the path
+        why = _why(err) if isinstance(err, OSError) else "malformed path"
+        raise FileProblem("unreadable", f"{label} cannot be opened ({why})") from err
+    try:
+        st = os.fstat(fd)
+    except OSError as err:
+        os.close(fd)
+        raise FileProblem("unreadable", f"{label} cannot be read ({_why(err)})") from err
+    return ConfinedDir._read_fd(fd, st, label, max_bytes).data
+
+
+def open_named_file(path: str | os.PathLike[str], *, label: str) -> IO[bytes]:
+    """A file the user named, opened for streaming: checked to be a regular file without blocking
+    first (as :func:`read_named_file`), for files too large to hold in memory at once."""
+    try:
+        fd = os.open(path, _NAMED_FLAGS)
+    except FileNotFoundError as err:
+        raise FileProblem("missing", f"{label} not found") from err
+    except (OSError, ValueError) as err:
+        why = _why(err) if isinstance(err, OSError) else "malformed path"
+        raise FileProblem("unreadable", f"{label} cannot be opened ({why})") from err
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileProblem("not_file", f"{label} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+# A named file may be reached through links (the user chose it); everything else is as above.
+_NAMED_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _read_at_most(fd: int, limit: int | None) -> bytes:

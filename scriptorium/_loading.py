@@ -8,6 +8,7 @@ adapter that called it turns that into its own sentinel (``PromptLoadError``, ``
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Hashable
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "decode_utf8",
     "describe_validation_error",
     "format_path",
+    "load_reason",
     "load_yaml",
     "safe_name",
     "show_name",
@@ -30,14 +32,37 @@ __all__ = [
 
 _BOM = "\ufeff"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_INT_TAG = "tag:yaml.org,2002:int"
 _MAX_REPORTED_ERRORS = 5
 _SHOWN_NAME_CHARS = 80
 #: How deeply a loaded document may nest (the validator bounds JSON outputs the same way).
 MAX_DEPTH = 64
+#: The longest integer scalar (in characters, signs and underscores included) a YAML file may hold:
+#: more is refused rather than handed to ``int()``, whose cost grows with the square of the length.
+MAX_INT_CHARS = 64
+#: The non-specific tag ``!`` only says "a string", so it is the one explicit tag allowed.
+_NON_SPECIFIC = frozenset({None, "!"})
 
 
 class FormatProblem(ValueError):
     """A file's content is not what its format allows. The message never holds input values."""
+
+
+#: A file problem's kind (see ``_files.FileProblem``) as a load error's ``reason``. A path that
+#: resolves outside its directory, or is not a regular file, exists but cannot be served: an
+#: operator's problem (``unreadable``), not a caller's (``not_found``). Too large is bad content.
+_REASONS = {
+    "missing": "not_found",
+    "outside": "unreadable",
+    "not_file": "unreadable",
+    "unreadable": "unreadable",
+    "too_large": "invalid",
+}
+
+
+def load_reason(kind: str) -> str:
+    """The ``reason`` of a ``PromptLoadError``/``ProfileLoadError`` for a file problem's kind."""
+    return _REASONS.get(kind, "unreadable")
 
 
 def show_name(value: object) -> str:
@@ -64,20 +89,33 @@ def decode_utf8(data: bytes) -> str:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """``SafeLoader`` that refuses duplicate keys and aliases, and leaves dates as strings.
+    """``SafeLoader`` that refuses duplicate keys, anchors, aliases, explicit tags and huge
+    integers, and leaves dates as strings.
 
-    Duplicate keys silently keep the last value in plain YAML, which hides mistakes. Aliases are
-    refused because they let a few bytes expand into a huge document (and nothing here needs them).
-    Timestamps stay strings so every loaded value is JSON and hashes the same way everywhere.
+    Duplicate keys silently keep the last value in plain YAML, which hides mistakes. Anchors and
+    aliases are refused because they let a few bytes expand into a huge document (and nothing here
+    needs them). Explicit tags (``!!int``, ``!!timestamp``, ``!!binary``, ``!custom``) are refused
+    because they make values JSON cannot hold or fail inside PyYAML with messages that repeat the
+    value. Timestamps stay strings so every loaded value is JSON and hashes the same way everywhere.
     """
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(
-                None, None, "aliases (*name) are not allowed", event.start_mark
-            )
+        event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+        problem = None
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            problem = "anchors and aliases (&name, *name) are not allowed"
+        elif getattr(event, "tag", None) not in _NON_SPECIFIC:
+            problem = "explicit tags (!!type, !name) are not allowed"
+        if problem is not None:
+            raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
         return super().compose_node(parent, index)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        if len(node.value) > MAX_INT_CHARS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"integer longer than {MAX_INT_CHARS} characters", node.start_mark
+            )
+        return super().construct_yaml_int(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: set[Any] = set()
@@ -92,14 +130,27 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+_StrictLoader.add_constructor(_INT_TAG, _StrictLoader.construct_yaml_int)
 _StrictLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 
 
+# Quoted text in a PyYAML problem ("found character '%'", "the tag '!x'") comes from the input.
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
 def _yaml_message(err: yaml.YAMLError, line_offset: int) -> str:
-    problem = getattr(err, "problem", None) or "invalid YAML"
+    # Only the problem's wording and position: a quoted piece of the file could be a pasted key,
+    # so it is kept only when it is one short token (a stray character) that does not look like one.
+    problem = str(getattr(err, "problem", None) or "invalid YAML")
+    problem = _QUOTED.sub(
+        lambda m: (
+            m.group(0) if len(m.group(0)) <= 6 and not looks_like_secret(m.group(0)) else "..."
+        ),
+        problem,
+    )
     mark = getattr(err, "problem_mark", None)
     where = ""
     if mark is not None:
@@ -130,6 +181,12 @@ def load_yaml(text: str, *, line_offset: int = 0) -> Any:
         raise FormatProblem(_yaml_message(err, line_offset)) from err
     except RecursionError as err:  # PyYAML composes recursively: absurd nesting exhausts the stack
         raise FormatProblem("invalid YAML: nested too deeply") from err
+    except (ValueError, TypeError, OverflowError, MemoryError) as err:
+        # A value PyYAML's own constructors choke on (only reachable through an implicit type the
+        # checks above missed); its message would repeat the value, so it is not kept.
+        raise FormatProblem(
+            f"invalid YAML: a value cannot be read ({type(err).__name__})"
+        ) from None
     check_json_compatible(value)
     return value
 
@@ -164,7 +221,10 @@ def check_json_compatible(value: Any, loc: tuple[int | str, ...] = ()) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise FormatProblem(f"{format_path(loc)}: keys must be strings")
+                raise FormatProblem(
+                    f"{format_path(loc)}: keys must be strings (quote it in YAML: on, yes, 1 are "
+                    "read as other types)"
+                )
             check_json_compatible(item, (*loc, key))
         return
     raise FormatProblem(f"{format_path(loc)}: a {type(value).__name__} value is not allowed")

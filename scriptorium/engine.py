@@ -3,10 +3,8 @@ validator and the provider router over a project directory, and hands requests t
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +23,7 @@ from scriptorium.usecase.runner import Clock, NewId, Runner
 if TYPE_CHECKING:
     from scriptorium.lint import Problem
     from scriptorium.llm.retry import RetryHooks
+    from scriptorium.observe.observer import Observer
 
 __all__ = ["Engine"]
 
@@ -35,7 +34,8 @@ class Engine:
     ``client`` replaces the provider router for every profile (tests, custom providers);
     ``repair=True`` adds the default output repairer (off by default); ``env`` is where key
     variables are read (default ``os.environ``, read at run time); ``artifact_root`` is where
-    artifact references resolve (default ``root``). Construction does no I/O.
+    artifact references resolve (default ``root``); ``observer`` watches every run (for example
+    ``scriptorium.observe.OTelObserver()``; none by default). Construction does no I/O.
     """
 
     def __init__(
@@ -50,6 +50,7 @@ class Engine:
         clock: Clock | None = None,
         new_id: NewId | None = None,
         retry_hooks: RetryHooks | None = None,
+        observer: Observer | None = None,
     ) -> None:
         from scriptorium.artifact.files import FileReader
         from scriptorium.profile.files import FileRepository as ProfileFiles
@@ -75,6 +76,9 @@ class Engine:
         self.profiles = ProfileFiles(self.root / "profiles")
         self.validator = SchemaValidator(prompts_dir)
         self.renderer = JinjaRenderer()
+        #: The artifact root as given (None: references resolve under ``root``). The HTTP API reads
+        #: file references only when one was given.
+        self.artifact_root = None if artifact_root is None else Path(artifact_root)
         self.artifacts = FileReader(self.root if artifact_root is None else Path(artifact_root))
         self.runner = Runner(
             prompts=self.prompts,
@@ -88,6 +92,7 @@ class Engine:
             clock=clock,
             new_id=new_id,
             default_profile=default_profile,
+            observer=observer,
         )
 
     def __repr__(self) -> str:
@@ -119,6 +124,9 @@ class Engine:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
         if not items:
             return []
+        # Imported here: `from scriptorium import Engine` stays quick for code that never batches.
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
             return list(pool.map(self._run_one, items))
 
@@ -129,6 +137,8 @@ class Engine:
         items = list(requests)
         if concurrency < 1:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
+        import asyncio  # already loaded: this coroutine runs on an event loop
+
         gate = asyncio.Semaphore(concurrency)
 
         async def one(item: RunRequest) -> RunResult | ScriptoriumError:

@@ -31,6 +31,7 @@ __all__ = [
     "APIKeyEnvMissingError",
     "APIKeyRequiredError",
     "ArtifactLoadError",
+    "ForeignError",
     "InvalidRequestError",
     "LLMGenerateError",
     "OutputInvalidError",
@@ -42,6 +43,7 @@ __all__ = [
     "ValidationError",
     "describe",
     "redact",
+    "scrub_chain",
     "translate",
 ]
 
@@ -127,26 +129,59 @@ class APIKeyRequiredError(ScriptoriumError):
     provider: str | None
 
 
-class PromptLoadError(ScriptoriumError):
-    """Raised by a prompt repository when a definition is missing, unreadable, or invalid (front
-    matter, template syntax)."""
+class _LoadError(ScriptoriumError):
+    """What prompt and profile load errors share: ``reason``, one of :data:`REASONS`, so an
+    adapter can tell a missing file (HTTP 404) from a broken one (500) without reading messages."""
+
+    fields = ("prompt_id", "profile", "path", "reason")
+    #: ``not_found``: no such file or entry; ``invalid``: it exists but its content is wrong;
+    #: ``unreadable``: it exists but cannot be read (permissions, not a regular file, I/O error).
+    REASONS: ClassVar[frozenset[str]] = frozenset({"not_found", "invalid", "unreadable"})
+
+    reason: str | None
+
+    def __init__(self, message: str, **attrs: Any) -> None:
+        reason = attrs.get("reason")
+        if reason is None:
+            attrs["reason"] = "invalid"
+        elif reason not in self.REASONS:
+            raise TypeError(f"unknown {type(self).__name__} reason {reason!r}")
+        super().__init__(message, **attrs)
+
+    @staticmethod
+    def reason_for(err: BaseException) -> str:
+        """The reason to give when a foreign exception is translated into this error."""
+        if isinstance(err, LookupError | FileNotFoundError):
+            return "not_found"
+        if isinstance(err, OSError):
+            return "unreadable"
+        return "invalid"
+
+
+class PromptLoadError(_LoadError):
+    """Raised by a prompt repository (or the renderer, for a template that does not compile) when
+    a definition is missing, unreadable, or invalid (front matter, template syntax). ``reason`` is
+    ``not_found``, ``invalid`` or ``unreadable``."""
 
     code = "prompt_load"
 
 
-class ProfileLoadError(ScriptoriumError):
-    """Raised by a profile repository when a profile is missing, unreadable, or invalid."""
+class ProfileLoadError(_LoadError):
+    """Raised by a profile repository when a profile is missing, unreadable, or invalid.
+    ``reason`` is ``not_found``, ``invalid`` or ``unreadable``."""
 
     code = "profile_load"
 
 
 class ArtifactLoadError(ScriptoriumError):
     """Raised by an artifact reader when an artifact is missing, outside its root, too large, or not
-    decodable as its declared media type."""
+    decodable as its declared media type. ``reason`` is ``not_found`` or ``too_large`` when it is
+    one of those (the HTTP API answers 413 for ``too_large``), else None."""
 
     code = "artifact_load"
-    fields = ("prompt_id", "profile", "path", "artifact")
+    fields = ("prompt_id", "profile", "path", "artifact", "reason")
     artifact: str | None
+    reason: str | None
 
 
 class PromptRenderError(ScriptoriumError):
@@ -238,6 +273,89 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return text
 
 
+def _scrub_text(text: str, secrets: Iterable[str | None]) -> str:
+    # The known secrets first and case-sensitively, then anything shaped like a credential.
+    from scriptorium.profile.model import redact_secret_shapes
+
+    return redact_secret_shapes(redact(text, secrets))
+
+
+class ForeignError(Exception):
+    """The stand-in :func:`scrub_chain` puts in an error chain for a foreign exception whose text
+    may hold a key: the original's class name (``original_type``), its message scrubbed, and its
+    traceback. It is never raised on its own, only seen as a ``__cause__``/``__context__``."""
+
+    def __init__(self, original_type: str, message: str) -> None:
+        super().__init__(f"{original_type}: {message}" if message else original_type)
+        self.original_type = original_type
+
+
+_MAX_CHAIN = 32
+
+
+def scrub_chain(err: BaseException, secrets: Iterable[str | None] = ()) -> BaseException:
+    """``err`` with every foreign exception in it and its chain (``__cause__``, ``__context__``)
+    that holds one of ``secrets`` or credential-shaped text replaced by a :class:`ForeignError`
+    whose message has them removed, so ``traceback.format_exception`` and ``logging.exception``
+    print no key.
+
+    An exception that holds a key is replaced, not edited: its other attributes (an SDK error's
+    ``body``) may hold the key too, and it is not ours to change. One that holds none is kept as
+    it is (callers may match on its class); only its chain links are replaced where needed.
+    """
+    known = tuple(s for s in secrets if s)
+    return _scrub(err, known, 0)
+
+
+def _texts(err: BaseException) -> Iterable[str]:
+    """What a traceback or a debugger's first look shows of ``err``: str, repr, its attributes."""
+    yield from (_safe(str, err), _safe(repr, err))
+    for value in getattr(err, "__dict__", {}).values():
+        if not isinstance(value, BaseException):  # chain links are looked at on their own
+            yield _safe(repr, value)[:_MAX_SCANNED]
+
+
+_MAX_SCANNED = 1 << 20
+
+
+def _safe(show: Any, value: Any) -> str:
+    try:
+        return str(show(value))
+    except Exception:  # a broken __str__/__repr__ shows nothing, so it leaks nothing
+        return ""
+
+
+def _holds_secret(err: BaseException, secrets: tuple[str, ...]) -> bool:
+    from scriptorium.profile.model import looks_like_secret
+
+    return any(
+        any(secret in text for secret in secrets) or looks_like_secret(text) for text in _texts(err)
+    )
+
+
+def _scrub(err: BaseException, secrets: tuple[str, ...], depth: int) -> BaseException:
+    if isinstance(err, ForeignError):
+        return err
+    if depth >= _MAX_CHAIN:  # a chain this long (or a cycle) is cut here
+        return ForeignError(type(err).__name__, "(chain cut)")
+    cause, context, suppress = err.__cause__, err.__context__, err.__suppress_context__
+    out = err
+    if not isinstance(err, ScriptoriumError) and _holds_secret(err, secrets):
+        out = ForeignError(type(err).__name__, _scrub_text(_safe(str, err), secrets))
+        out.__traceback__ = err.__traceback__
+        notes = getattr(err, "__notes__", None)
+        if isinstance(notes, list):
+            out.__notes__ = [_scrub_text(str(n), secrets) for n in notes]
+    new_cause = None if cause is None else _scrub(cause, secrets, depth + 1)
+    new_context = None if context is None else _scrub(context, secrets, depth + 1)
+    if out is not err or new_cause is not cause:
+        out.__cause__ = new_cause
+    if out is not err or new_context is not context:
+        out.__context__ = new_context
+    out.__suppress_context__ = suppress
+    return out
+
+
 def _pydantic_summary(err: BaseException) -> str | None:
     # pydantic's own str() repeats the offending input values; list field paths and reasons only.
     errors = getattr(err, "errors", None)
@@ -296,8 +414,17 @@ class _Translating:
     ) -> None:
         if err is None or isinstance(err, ScriptoriumError) or not isinstance(err, Exception):
             return
-        message = redact(f"{self._what}: {describe(err)}", self._secrets)
-        raise self._error(message, **self._attrs) from err
+        secrets = tuple(s for s in self._secrets if s)
+        message = redact(f"{self._what}: {describe(err)}", secrets)
+        # Where a key is in play and the error holds it, the cause is a scrubbed stand-in (the
+        # original is still this error's ``__context__``, which tracebacks do not print under
+        # ``from``).
+        cause = scrub_chain(err, secrets) if secrets else err
+        attrs = self._attrs
+        reason_for = getattr(self._error, "reason_for", None)
+        if reason_for is not None and "reason" not in attrs:
+            attrs = {**attrs, "reason": reason_for(err)}
+        raise self._error(message, **attrs) from cause
 
 
 def translate(
@@ -309,7 +436,8 @@ def translate(
 ) -> AbstractContextManager[None]:
     """Translate any foreign exception raised in the block into ``error``, cause kept.
 
-    scriptorium's own errors pass through unchanged. ``secrets`` are scrubbed from the message.
+    scriptorium's own errors pass through unchanged. ``secrets`` are scrubbed from the message, and
+    when any is given the cause goes through :func:`scrub_chain`.
     ``KeyboardInterrupt``/``SystemExit`` and other non-``Exception`` signals are never translated.
     """
     return _Translating(error, what, secrets, attrs)

@@ -1,4 +1,4 @@
-"""Canonical JSON and the ``sha256:`` digests every hash of scriptorium uses (DESIGN section 6)."""
+"""Canonical JSON and the ``sha256:`` digests every hash of scriptorium uses."""
 
 from __future__ import annotations
 
@@ -6,9 +6,22 @@ import hashlib
 import json
 from typing import Any
 
-__all__ = ["PREFIX", "canonical_json", "hash_bytes", "hash_json", "hash_text"]
+__all__ = [
+    "PREFIX",
+    "REQUEST_HASH_VERSION",
+    "canonical_json",
+    "hash_bytes",
+    "hash_json",
+    "hash_text",
+]
 
 PREFIX = "sha256:"
+
+#: The form of ``request_hash``, written next to every stored hash (replay cassettes, batch
+#: results) so a file made under another form is recognised instead of silently missing.
+#: 1: the target's endpoint was part of the hash. 2: it is not (the same request through another
+#: proxy or a recording server is the same request).
+REQUEST_HASH_VERSION = 2
 
 
 # One encoder for every call: ``json.dumps`` with non-default options builds a new one each time.

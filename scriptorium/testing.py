@@ -79,12 +79,13 @@ class FakeClient:
 
     Each call takes the next scripted turn; the last one repeats once the script runs out. Every
     request is recorded in ``.requests`` (with its key, as a real client would receive it).
+
+    An empty script (``FakeClient()``) is for code that must make no call: any call is recorded
+    and then raises ``AssertionError`` naming the request's prompt.
     """
 
-    def __init__(self, responses: Iterable[Scripted] = ("",), *, model: str = "fake-model") -> None:
+    def __init__(self, responses: Iterable[Scripted] = (), *, model: str = "fake-model") -> None:
         self._script = list(responses)
-        if not self._script:
-            raise ValueError("FakeClient needs at least one scripted response")
         self._model = model
         self._lock = threading.Lock()
         self._turn = 0
@@ -98,6 +99,8 @@ class FakeClient:
     def _next(self, request: LLMRequest) -> Scripted:
         with self._lock:
             self.requests.append(request)
+            if not self._script:
+                raise AssertionError(_unexpected_call(request))
             item = self._script[min(self._turn, len(self._script) - 1)]
             self._turn += 1
         return item
@@ -131,6 +134,17 @@ class FakeClient:
                 value = await value
             return self._wrap(value)
         return self._wrap(item)
+
+
+def _unexpected_call(request: LLMRequest) -> str:
+    """Why an empty FakeClient refuses a call: which prompt made it, and how it begins."""
+    prompt = repr(request.prompt_id) if request.prompt_id else "(no prompt id)"
+    first = request.messages[0].content if request.messages else (request.system or "")
+    excerpt = first if len(first) <= 80 else first[:77] + "..."
+    return (
+        f"FakeClient has no scripted response, but prompt {prompt} called it "
+        f"(first message: {excerpt!r})"
+    )
 
 
 async def _awaited(value: Awaitable[str | LLMResponse]) -> str | LLMResponse:

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 import pytest
 
 from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.observe import Observer
 from scriptorium.prompt.jinja import JinjaRenderer
 from scriptorium.testing import (
     FixedClock,
@@ -104,6 +105,7 @@ class RunnerFactory(Protocol):
         repairer: OutputRepairer | None = None,
         env: Mapping[str, str] | None = None,
         default_profile: str | None = None,
+        observer: Observer | None = None,
     ) -> Runner: ...
 
 
@@ -120,6 +122,7 @@ def make_runner() -> RunnerFactory:
         repairer: OutputRepairer | None = None,
         env: Mapping[str, str] | None = None,
         default_profile: str | None = None,
+        observer: Observer | None = None,
     ) -> Runner:
         return Runner(
             prompts=MemoryPromptRepository(dict(PROMPTS if prompts is None else prompts)),
@@ -133,6 +136,7 @@ def make_runner() -> RunnerFactory:
             clock=FixedClock(),
             new_id=SequentialIds(),
             default_profile=default_profile,
+            observer=observer,
         )
 
     return build

@@ -9,13 +9,14 @@ import re
 from fnmatch import fnmatchcase
 from functools import cache
 
-from scriptorium.artifact.model import Artifact, is_textual
+from scriptorium.artifact.model import Artifact, ArtifactContent, ArtifactSource, is_textual
 from scriptorium.errors import ArtifactLoadError
 from scriptorium.hashing import hash_bytes
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "OCTET_STREAM",
+    "artifact_from_content",
     "check_ref",
     "check_size",
     "guess_media_type",
@@ -57,8 +58,8 @@ def _table() -> mimetypes.MimeTypes:
     return mimetypes.MimeTypes()
 
 
-def _fail(name: str, ref: str, reason: str) -> ArtifactLoadError:
-    return ArtifactLoadError(f"artifact {name!r}: {reason}", artifact=name, path=ref)
+def _fail(name: str, ref: str, reason: str, kind: str | None = None) -> ArtifactLoadError:
+    return ArtifactLoadError(f"artifact {name!r}: {reason}", artifact=name, path=ref, reason=kind)
 
 
 def check_ref(ref: object, *, name: str) -> str:
@@ -86,7 +87,7 @@ def check_ref(ref: object, *, name: str) -> str:
 def check_size(size: int, max_bytes: int | None, *, name: str, ref: str) -> None:
     """``ArtifactLoadError`` when ``size`` exceeds ``max_bytes`` (None: no limit)."""
     if max_bytes is not None and size > max_bytes:
-        raise _fail(name, ref, f"{ref} is larger than {max_bytes} bytes")
+        raise _fail(name, ref, f"{ref} is larger than {max_bytes} bytes", "too_large")
 
 
 def guess_media_type(ref: str) -> str | None:
@@ -124,7 +125,9 @@ def resolve_media_type(ref: str, declared: str | None, *, name: str) -> str:
     return guessed
 
 
-def make_artifact(name: str, ref: str, data: bytes, media_type: str) -> Artifact:
+def make_artifact(
+    name: str, ref: str, data: bytes, media_type: str, *, source: ArtifactSource = "file"
+) -> Artifact:
     """Build the :class:`Artifact` for ``data``: size and sha256 of the raw bytes, and, for a
     textual type, the text (strict UTF-8, one byte order mark dropped)."""
     text = None
@@ -141,4 +144,68 @@ def make_artifact(name: str, ref: str, data: bytes, media_type: str) -> Artifact
         sha256=hash_bytes(data),
         data=data,
         text=text,
+        source=source,
     )
+
+
+def _base_type(media_type: str) -> str:
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def _content_media_type(content: ArtifactContent, declared: str | None, *, name: str) -> str:
+    """The media type of content given by value, checked against the prompt's declaration as a
+    file's would be: the content's own ``media_type`` first, else its ``filename``'s extension,
+    else a concrete declaration, else ``text/plain`` for ``str`` data and octet-stream for bytes."""
+    ref = content.filename or "the content"
+    pattern = None if declared is None else declared.strip().lower()
+    if content.media_type is None:
+        if content.filename is not None:
+            return resolve_media_type(content.filename, pattern, name=name)
+        if pattern is not None and "*" not in pattern:
+            return pattern
+        own = "text/plain" if isinstance(content.data, str) else OCTET_STREAM
+        if pattern is None or pattern == "*/*" or fnmatchcase(own, pattern):
+            return own
+        if fnmatchcase("text/plain", pattern):
+            # As for a file whose extension says nothing: strict decoding confirms it is text.
+            return "text/plain"
+        raise _fail(name, ref, f"cannot tell whether it is {pattern}: give its media_type")
+    own = content.media_type.strip().lower()
+    if pattern is None:
+        return own
+    matches = (
+        fnmatchcase(_base_type(own), pattern)
+        if "*" in pattern
+        else _base_type(own) == _base_type(pattern)
+    )
+    if not matches:
+        raise _fail(name, ref, f"its type is {own}, but the prompt declares {pattern}")
+    return own
+
+
+def artifact_from_content(
+    content: ArtifactContent,
+    *,
+    name: str,
+    media_type: str | None = None,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> Artifact:
+    """The :class:`Artifact` for content given by value, through the checks a file gets: the
+    declared ``media_type`` (a pattern such as ``text/*`` or a concrete type), ``max_bytes`` and
+    strict text decoding; ``ArtifactLoadError`` when one fails. Hashed like a file's bytes."""
+    if not isinstance(content, ArtifactContent):
+        raise ArtifactLoadError(f"artifact {name!r}: expected ArtifactContent", artifact=name)
+    resolved = _content_media_type(content, media_type, name=name)
+    ref = content.filename or ""
+    if isinstance(content.data, str):
+        if max_bytes is not None and len(content.data) > max_bytes:
+            # A str never has fewer UTF-8 bytes than characters: refuse before encoding it.
+            check_size(len(content.data), max_bytes, name=name, ref=ref or "the content")
+        try:
+            data = content.data.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise _fail(name, ref, "the text cannot be encoded as UTF-8") from err
+    else:
+        data = content.data
+    check_size(len(data), max_bytes, name=name, ref=ref or "the content")
+    return make_artifact(name, ref, data, resolved, source="value")

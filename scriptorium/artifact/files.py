@@ -23,6 +23,7 @@ _MESSAGES = {
     "not_file": "{ref} is not a regular file",
     "too_large": "{ref} is larger than {limit} bytes",
 }
+_REASONS = {"missing": "not_found", "too_large": "too_large"}
 
 
 class FileReader:
@@ -65,6 +66,9 @@ class FileReader:
                 template = _MESSAGES.get(err.kind)
                 reason = str(err) if template is None else template.format(ref=ref, limit=limit)
                 raise ArtifactLoadError(
-                    f"artifact {label!r}: {reason}", artifact=label, path=ref
+                    f"artifact {label!r}: {reason}",
+                    artifact=label,
+                    path=ref,
+                    reason=_REASONS.get(err.kind),
                 ) from err
             return make_artifact(label, ref, data, resolved_type)

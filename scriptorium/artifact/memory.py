@@ -57,7 +57,7 @@ class MemoryReader:
         data = self._files.get(normal)
         if data is None:
             raise ArtifactLoadError(
-                f"artifact {label!r}: {ref} not found", artifact=label, path=ref
+                f"artifact {label!r}: {ref} not found", artifact=label, path=ref, reason="not_found"
             )
         limit = self._max_bytes if max_bytes is None else max_bytes
         check_size(len(data), limit, name=label, ref=ref)

@@ -1,5 +1,5 @@
 """The ``scriptorium`` command (DESIGN section 8): ``run``, ``prepare``, ``batch``, ``list``,
-``check`` and ``verify`` over a project directory.
+``check``, ``verify`` and ``serve`` over a project directory.
 
 Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <message>`` (with
 ``--json``, ``{"error": {"code": ..., "message": ...}}``), and the exit status says which kind:
@@ -26,7 +26,7 @@ Command = Callable[[argparse.Namespace, Reporter], int]
 
 def _command(name: str) -> Command:
     # Imported per command, so `scriptorium --help` stays quick.
-    from scriptorium.cli import batch, commands
+    from scriptorium.cli import batch, commands, serve
 
     table: dict[str, Command] = {
         "run": commands.cmd_run,
@@ -35,6 +35,7 @@ def _command(name: str) -> Command:
         "list": commands.cmd_list,
         "check": commands.cmd_check,
         "verify": commands.cmd_verify,
+        "serve": serve.cmd_serve,
     }
     return table[name]
 

@@ -1,11 +1,14 @@
 """``scriptorium batch``: one prompt over a JSONL file of inputs, resumable.
 
-Each input line is ``{"inputs": {...}, "artifacts": {...}, "id": ...}`` (every key optional). Each
+Each input line is ``{"inputs": {...}, "artifacts": {...}, "id": ...}`` (every key optional); an
+artifact is a path, or its content as ``{"text": ...}`` or ``{"base64": ..., "media_type": ...}``. Each
 output line is ``{"line", "id", "request_hash", "valid", "result"}`` or
 ``{"line", "id", "request_hash", "error"}``, in input order.
 
 Resuming: a line whose ``request_hash`` (from ``prepare``) already has a result in ``--out`` is not
-run again; its earlier result is copied. While the batch runs, finished results are also appended
+run again; its earlier result is copied. Every record carries ``hash_version`` (the form of
+``request_hash``); results recorded under another form cannot be matched, so a file holding any is
+refused with a clear error instead of being silently run again. While the batch runs, finished results are also appended
 to ``<out>.partial``, a journal that survives a crash or Ctrl-C and is read on the next start, so
 no paid-for result is lost; ``--out`` itself is only replaced, whole and in order, at the end.
 """
@@ -22,17 +25,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from scriptorium._files import FileProblem, open_named_file, read_named_file
+from scriptorium._journal import Journal
+from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_ref, build_request, make_engine, read_inputs
+from scriptorium.cli.inputs import typed_inputs
 from scriptorium.cli.output import Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
+from scriptorium.hashing import REQUEST_HASH_VERSION
 
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
+    from scriptorium.promptdef.model import PromptDefinition
     from scriptorium.usecase.model import RunRequest
 
 __all__ = ["cmd_batch", "read_done"]
 
 Record = dict[str, Any]
+#: The most ``--in`` may hold.
+MAX_IN_BYTES = 1 << 30
 _LINE_KEYS = frozenset({"id", "inputs", "artifacts"})
 
 
@@ -51,15 +62,26 @@ class _Shared:
     """What the command line gives every line (a line's own values win)."""
 
     inputs: dict[str, Any]
-    artifacts: dict[str, str]
+    artifacts: dict[str, str | ArtifactContent]
 
 
 def _error_record(item: _Item, err: ScriptoriumError, request_hash: str | None) -> Record:
-    return {"line": item.line, "id": item.id, "request_hash": request_hash, "error": err.to_dict()}
+    return {
+        "line": item.line,
+        "id": item.id,
+        "hash_version": REQUEST_HASH_VERSION,
+        "request_hash": request_hash,
+        "error": err.to_dict(),
+    }
 
 
 def _parse_line(
-    args: argparse.Namespace, number: int, text: str, base: Path, shared: _Shared
+    args: argparse.Namespace,
+    number: int,
+    text: str,
+    base: Path,
+    shared: _Shared,
+    definition: PromptDefinition,
 ) -> _Item:
     try:
         data = json.loads(text)
@@ -75,37 +97,55 @@ def _parse_line(
         problem = f"unknown key {unknown[0]!r} (expected id, inputs, artifacts)"
     elif not isinstance(inputs, dict):
         problem = "inputs must be an object"
-    elif not isinstance(artifacts, dict) or not all(isinstance(v, str) for v in artifacts.values()):
-        problem = "artifacts must be an object of name -> path"
+    elif not isinstance(artifacts, dict) or not all(
+        isinstance(v, str | dict) for v in artifacts.values()
+    ):
+        problem = "artifacts must be an object of name -> path or content"
     if problem is not None:
         return _Item(number, item_id, error=InvalidRequestError(f"line {number}: {problem}"))
-    refs = {name: artifact_ref(path, base) for name, path in artifacts.items()}
+    refs: dict[str, str | ArtifactContent] = {}
+    for name, given in artifacts.items():
+        if isinstance(given, str):
+            refs[name] = artifact_ref(given, base)
+            continue
+        try:
+            with translate(InvalidRequestError, f"line {number}: artifact {name!r}"):
+                refs[name] = ArtifactContent.model_validate(given)
+        except ScriptoriumError as err:
+            return _Item(number, item_id, error=err)
     try:
         request = build_request(
             args,
             inputs={**shared.inputs, **inputs},
             artifacts={**shared.artifacts, **refs},
+            definition=definition,
         )
     except ScriptoriumError as err:
         return _Item(number, item_id, error=err)
     return _Item(number, item_id, request=request)
 
 
-def _read_items(args: argparse.Namespace) -> list[_Item]:
+def _read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[_Item]:
     base = Path(args.artifact_root or os.getcwd())
     # Options give every line its defaults; a line's own inputs and artifacts win over them.
     shared = _Shared(
-        inputs={**read_inputs(args.inputs_file), **dict(args.input_pairs)},
+        inputs={
+            **read_inputs(args.inputs_file),
+            **typed_inputs(args.input_pairs, definition.inputs),
+        },
         artifacts={name: artifact_ref(path, base) for name, path in args.artifact_pairs},
     )
     per_line = argparse.Namespace(
         **{**vars(args), "inputs_file": None, "input_pairs": [], "artifact_pairs": []}
     )
-    path = Path(args.in_file)
+    try:
+        data = read_named_file(args.in_file, max_bytes=MAX_IN_BYTES, label=args.in_file)
+    except FileProblem as err:
+        raise InvalidRequestError(f"--in: {err}", field="in") from err
     with translate(InvalidRequestError, f"--in: cannot read {args.in_file}", field="in"):
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     return [
-        _parse_line(per_line, number, line, base, shared)
+        _parse_line(per_line, number, line, base, shared, definition)
         for number, line in enumerate(text.splitlines(), start=1)
         if line.strip()
     ]
@@ -113,30 +153,43 @@ def _read_items(args: argparse.Namespace) -> list[_Item]:
 
 def read_done(*paths: Path) -> dict[str, Record]:
     """Results already obtained, by ``request_hash``, from earlier output files (later files win).
-    Error lines and lines that do not parse (a torn last line) are ignored."""
+    Error lines and lines that do not parse (a torn last line) are ignored. A result recorded
+    under another request hash form is refused (``InvalidRequestError``): it could never match."""
     done: dict[str, Record] = {}
     for path in paths:
         try:
-            handle = path.open(encoding="utf-8")
-        except OSError:
+            handle = open_named_file(path, label=path.name)
+        except FileProblem:
             continue
         with handle:
             for line in handle:
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except ValueError:  # a torn line (or bytes that are not UTF-8)
                     continue
                 if isinstance(record, dict) and "result" in record:
+                    _check_form(record, path)
                     request_hash = record.get("request_hash")
                     if isinstance(request_hash, str):
                         done[request_hash] = record
     return done
 
 
+def _check_form(record: Record, path: Path) -> None:
+    version = record.get("hash_version", 1)
+    if version != REQUEST_HASH_VERSION:
+        raise InvalidRequestError(
+            f"{path} holds results recorded under request hash form {version} (this scriptorium "
+            f"writes form {REQUEST_HASH_VERSION}, which leaves out the endpoint), so they cannot "
+            "be matched to the lines to resume; move the file away to run every line again",
+            field="out",
+        )
+
+
 class _Batch:
     """Runs the items on a thread pool; results are journaled as they finish."""
 
-    def __init__(self, engine: Engine, done: dict[str, Record], journal: IO[str]) -> None:
+    def __init__(self, engine: Engine, done: dict[str, Record], journal: Journal) -> None:
         self.engine = engine
         self.done = done
         self.journal = journal
@@ -163,13 +216,13 @@ class _Batch:
         record = {
             "line": item.line,
             "id": item.id,
+            "hash_version": REQUEST_HASH_VERSION,
             "request_hash": result.prepared.request_hash,
             "valid": result.validation.valid,
             "result": result.model_dump(mode="json", by_alias=True),
         }
-        with self.lock:
-            self.journal.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self.journal.flush()
+        # One write of one whole line: a crash can tear only this line, never glue the next.
+        self.journal.append(json.dumps(record, ensure_ascii=False))
         return record
 
 
@@ -215,8 +268,9 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     if args.concurrency < 1:
         raise InvalidRequestError("--concurrency must be at least 1", field="concurrency")
     engine = make_engine(args)
-    engine.prompts.get(args.prompt)  # a missing or broken prompt fails the batch, not each line
-    items = _read_items(args)
+    # A missing or broken prompt fails the batch, not each line.
+    definition = engine.prompts.get(args.prompt)
+    items = _read_items(args, definition)
     out = Path(args.out_file)
     journal_path = out.with_name(out.name + ".partial")
     temp_path = out.with_name(out.name + ".tmp")
@@ -236,7 +290,7 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
             reporter.err.flush()
 
     with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
-        journal = journal_path.open("a", encoding="utf-8")
+        journal = Journal(journal_path)
         sink = temp_path.open("w", encoding="utf-8")
     batch = _Batch(engine, done, journal)
     with journal, sink:

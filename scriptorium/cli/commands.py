@@ -10,9 +10,11 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scriptorium.cli.inputs import typed_inputs
 from scriptorium.cli.output import Reporter, format_prepared, format_summary
 from scriptorium.errors import (
     InvalidRequestError,
@@ -23,8 +25,10 @@ from scriptorium.errors import (
 )
 
 if TYPE_CHECKING:
+    from scriptorium.artifact.model import ArtifactContent
     from scriptorium.engine import Engine
-    from scriptorium.usecase.model import RunRequest
+    from scriptorium.promptdef.model import PromptDefinition
+    from scriptorium.usecase.model import RunRequest, RunResult
 
 __all__ = [
     "artifact_ref",
@@ -35,6 +39,7 @@ __all__ = [
     "cmd_run",
     "cmd_verify",
     "make_engine",
+    "output_text",
     "read_inputs",
 ]
 
@@ -42,18 +47,39 @@ __all__ = [
 def make_engine(args: argparse.Namespace) -> Engine:
     """The Engine over ``--root``; artifacts resolve under ``--artifact-root`` (default: cwd)."""
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
 
     artifact_root = getattr(args, "artifact_root", None) or os.getcwd()
-    return Engine(args.root, repair=getattr(args, "repair", False), artifact_root=artifact_root)
+    return Engine(
+        args.root,
+        repair=getattr(args, "repair", False),
+        artifact_root=artifact_root,
+        observer=observer_from_env(),
+    )
+
+
+#: The most ``--inputs`` may hold (a file or stdin).
+MAX_INPUTS_BYTES = 64 * 2**20
 
 
 def read_inputs(source: str | None) -> dict[str, Any]:
-    """The JSON object of ``--inputs FILE`` (``-`` = stdin); ``InvalidRequestError`` otherwise."""
+    """The JSON object of ``--inputs FILE`` (``-`` = stdin); ``InvalidRequestError`` otherwise.
+    A file is read the bounded way (a regular file only, at most :data:`MAX_INPUTS_BYTES`)."""
+    from scriptorium._files import FileProblem, read_named_file
+
     if source is None:
         return {}
     where = "stdin" if source == "-" else source
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if source == "-":
+            text = sys.stdin.read(MAX_INPUTS_BYTES + 1)
+            if len(text) > MAX_INPUTS_BYTES:
+                raise FileProblem("too_large", f"stdin holds more than {MAX_INPUTS_BYTES} bytes")
+        else:
+            data = read_named_file(source, max_bytes=MAX_INPUTS_BYTES, label=source)
+            text = data.decode("utf-8")
+    except FileProblem as err:
+        raise InvalidRequestError(f"--inputs: {err}", field="inputs") from err
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidRequestError(
             f"--inputs: cannot read {where}: {err.__class__.__name__}", field="inputs"
@@ -83,14 +109,28 @@ def build_request(
     args: argparse.Namespace,
     *,
     inputs: dict[str, Any] | None = None,
-    artifacts: dict[str, str] | None = None,
+    artifacts: Mapping[str, str | ArtifactContent] | None = None,
+    definition: PromptDefinition | None = None,
 ) -> RunRequest:
-    """The ``RunRequest`` the options describe (``inputs``/``artifacts`` are merged under them)."""
+    """The ``RunRequest`` the options describe (``inputs``/``artifacts`` are merged under them).
+
+    ``definition`` (the prompt's) types the ``-i`` values by its ``inputs`` schema, and lets
+    ``--repair`` mean at least one attempt when the prompt sets none.
+    """
     from scriptorium.usecase.model import Overrides, RunRequest
 
     base = Path(getattr(args, "artifact_root", None) or os.getcwd())
-    merged_inputs = {**(inputs or {}), **read_inputs(args.inputs_file), **dict(args.input_pairs)}
-    merged_artifacts = {
+    schema = None if definition is None else definition.inputs
+    merged_inputs = {
+        **(inputs or {}),
+        **read_inputs(args.inputs_file),
+        **typed_inputs(args.input_pairs, schema),
+    }
+    repair_attempts = args.repair_attempts
+    wants_repair = getattr(args, "repair", False)
+    if wants_repair and repair_attempts is None and definition is not None:
+        repair_attempts = max(1, definition.output.repair_attempts)
+    merged_artifacts: dict[str, str | ArtifactContent] = {
         **(artifacts or {}),
         **{name: artifact_ref(path, base) for name, path in args.artifact_pairs},
     }
@@ -99,7 +139,7 @@ def build_request(
             model=args.model,
             max_tokens=args.max_tokens,
             temperature=args.temperature,
-            repair_attempts=args.repair_attempts,
+            repair_attempts=repair_attempts,
         )
     with translate(InvalidRequestError, "invalid request"):
         return RunRequest(
@@ -111,15 +151,26 @@ def build_request(
         )
 
 
+def output_text(result: RunResult, *, raw: bool = False) -> str:
+    """What ``run`` prints: for a valid ``json``/``json_schema`` output the parsed value as JSON
+    (so it pipes to ``jq``, whatever prose or code fence the model wrapped it in); otherwise, or
+    with ``raw``, the model's text."""
+    validation = result.validation
+    if raw or validation.format == "text" or not validation.valid:
+        return result.output.text
+    return json.dumps(validation.value, ensure_ascii=False)
+
+
 def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
-    """Run one prompt: the output text (or the RunResult with ``--json``) on stdout; exit 1 and an
-    ``output_invalid`` line when the output failed its contract."""
+    """Run one prompt: the parsed value of a JSON prompt, else the output text (``--raw``: always
+    the text; ``--json``: the whole RunResult) on stdout; exit 1 and an ``output_invalid`` line
+    when the output failed its contract."""
     engine = make_engine(args)
-    result = engine.run(build_request(args))
+    result = engine.run(build_request(args, definition=engine.prompts.get(args.prompt)))
     if reporter.json_mode:
         reporter.raw_json(result.model_dump_json(by_alias=True))
     else:
-        reporter.line(result.output.text)
+        reporter.line(output_text(result, raw=args.raw))
         if reporter.err.isatty():
             reporter.note(format_summary(result))
     try:
@@ -131,7 +182,8 @@ def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
 
 def cmd_prepare(args: argparse.Namespace, reporter: Reporter) -> int:
     """Everything but the LLM call."""
-    prepared = make_engine(args).prepare(build_request(args))
+    engine = make_engine(args)
+    prepared = engine.prepare(build_request(args, definition=engine.prompts.get(args.prompt)))
     if reporter.json_mode:
         reporter.raw_json(prepared.model_dump_json(by_alias=True))
     else:
@@ -168,9 +220,22 @@ def _profile_entry(engine: Engine, name: str) -> dict[str, Any]:
     }
 
 
+def require_project(engine: Engine) -> None:
+    """``InvalidRequestError`` (exit 2) when the root has no ``prompts/`` directory: listing or
+    checking nothing from the wrong directory must not look like success."""
+    prompts = engine.root / "prompts"
+    if not prompts.is_dir():
+        raise InvalidRequestError(
+            f"no prompts/ directory in {engine.root.resolve()}: run from a project's root or "
+            "pass --root DIR",
+            field="root",
+        )
+
+
 def cmd_list(args: argparse.Namespace, reporter: Reporter) -> int:
     """Every prompt (with its description, profile and output format) and every profile."""
     engine = make_engine(args)
+    require_project(engine)
     prompts = [_prompt_entry(engine, p) for p in engine.list_prompts()]
     profiles = [_profile_entry(engine, p) for p in engine.list_profiles()]
     if reporter.json_mode:
@@ -205,6 +270,7 @@ def _count(number: int, noun: str) -> str:
 def cmd_check(args: argparse.Namespace, reporter: Reporter) -> int:
     """Lint the project: a problem per line (or ``--format json``); exit 1 when any is found."""
     engine = make_engine(args)
+    require_project(engine)
     problems = engine.check()
     counts = {"prompts": len(engine.list_prompts()), "profiles": len(engine.list_profiles())}
     if reporter.json_mode:

@@ -124,7 +124,10 @@ def format_prepared(prepared: PreparedRun) -> str:
         "settings",
     ]
     for name, value in prepared.settings.model_dump().items():
-        source = prepared.settings_sources.get(name, "default")
+        source: str = prepared.settings_sources.get(name, "default")
+        if name in prepared.ignored_settings:
+            # Shown with its source, but not claimed to be sent: the provider does not take it.
+            source += f", ignored: {target.provider} does not take it"
         lines.append(f"  {name:<15} {_setting(value):<12} ({source})")
     output = prepared.output
     lines.append(
@@ -134,9 +137,8 @@ def format_prepared(prepared: PreparedRun) -> str:
     if prepared.artifacts:
         lines.append("artifacts")
         for art in prepared.artifacts:
-            lines.append(
-                f"  {art.name}: {art.ref} ({art.media_type}, {art.size} bytes) {art.sha256}"
-            )
+            where = art.ref if art.source == "file" else f"(by value) {art.ref}".rstrip()
+            lines.append(f"  {art.name}: {where} ({art.media_type}, {art.size} bytes) {art.sha256}")
     if prepared.session_id is not None:
         lines.append(f"session_id {prepared.session_id}")
     lines.append("hashes")

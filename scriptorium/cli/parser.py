@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from scriptorium import __version__
+from scriptorium.cli.inputs import guess_value, split_input
 
 __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
 
@@ -35,25 +35,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_input(text: str) -> tuple[str, Any]:
-    """``-i key=value``: the value is JSON when it parses as JSON, else the literal string.
+    """``key=value`` with the value guessed: JSON when it parses as JSON, else the literal string
+    (``NaN`` and ``Infinity`` stay text). What ``-i`` gives a key the prompt's schema does not
+    type; a typed key is read as its type says (:mod:`scriptorium.cli.inputs`)."""
+    key, raw = _split_input(text)
+    return key, guess_value(raw)
 
-    ``-i n=3`` gives the number 3, ``-i tags='["a","b"]'`` a list, ``-i audience=board`` the text
-    ``board``; to pass the text ``3``, quote it as JSON: ``-i 'n="3"'``. ``NaN`` and
-    ``Infinity`` are text.
-    """
-    key, sep, raw = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+
+def _split_input(text: str) -> tuple[str, str]:
     try:
-        value: Any = json.loads(raw, parse_constant=_no_constant)
-    except ValueError:
-        value = raw
-    return key, value
-
-
-def _no_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON data (inputs could not be hashed): they stay text.
-    raise ValueError(name)
+        return split_input(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
 
 
 def parse_artifact(text: str) -> tuple[str, str]:
@@ -83,9 +76,11 @@ def _request_options(parser: argparse.ArgumentParser) -> None:
         dest="input_pairs",
         action="append",
         default=[],
-        type=parse_input,
+        type=_split_input,
         metavar="KEY=VALUE",
-        help="a template input; VALUE is JSON if it parses as JSON, else text (repeatable)",
+        help="a template input, read as the prompt's inputs schema types KEY (a string property "
+        "takes VALUE as text); an untyped KEY is JSON if VALUE parses as JSON, else text "
+        "(repeatable)",
     )
     parser.add_argument(
         "--inputs",
@@ -114,7 +109,8 @@ def _request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repair",
         action="store_true",
-        help="repair invalid JSON output with the model (up to the prompt's repair_attempts)",
+        help="repair invalid JSON output with the model: up to the prompt's repair_attempts, "
+        "at least one",
     )
     parser.add_argument(
         "--repair-attempts", type=int, metavar="N", help="override the prompt's repair_attempts"
@@ -133,9 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
-    run = commands.add_parser("run", help="run a prompt and print its output")
+    run = commands.add_parser(
+        "run",
+        help="run a prompt and print its output (the parsed value, as JSON, for a JSON prompt)",
+    )
     _request_options(run)
     _common(run, json_help="print the whole RunResult as JSON")
+    run.add_argument(
+        "--raw", action="store_true", help="print the model's text as it came, not the parsed value"
+    )
 
     prepare = commands.add_parser(
         "prepare", help="show messages, target, settings and hashes without calling the model"
@@ -179,6 +181,27 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("-p", "--profile", help="the profile to verify")
     verify.add_argument("--model", help="override the profile's model")
     _common(verify, json_help="print the verification as JSON")
+
+    serve = commands.add_parser(
+        "serve", help="serve the prompts over HTTP (token from SCRIPTORIUM_HTTP_TOKEN)"
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    serve.add_argument(
+        "--artifact-root",
+        metavar="DIR",
+        help="read string artifact references as files under DIR (default: artifacts by value only)",
+    )
+    serve.add_argument(
+        "--concurrency",
+        type=int,
+        default=64,
+        metavar="N",
+        help="runs in flight at once (default: 64)",
+    )
+    _common(serve, json_help="report a failure to start as JSON")
     return parser
 
 

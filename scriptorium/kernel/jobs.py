@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, translate
 from scriptorium.kernel.payload import PromptPayload, RawPayload
@@ -22,10 +23,12 @@ __all__ = ["Job", "Outcome", "prompt_job", "raw_job"]
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a completed job produced: the output text, and warnings for the supervisor's log."""
+    """What a completed job produced: the output text, warnings for the supervisor's log, and for
+    a prompt run the whole ``RunResult`` in its JSON form (sent as the ``result`` line)."""
 
     text: str
     warnings: tuple[str, ...] = field(default=())
+    result: dict[str, Any] | None = None
 
 
 #: Runs the work; raises a ``ScriptoriumError`` on failure.
@@ -82,6 +85,7 @@ def prompt_job(
     own key and endpoint (``anthropic``), they are given as the request's key and endpoint
     override; an endpoint the payload's ``overrides`` state wins."""
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
     from scriptorium.usecase.model import Overrides, RunRequest
 
     with translate(InvalidRequestError, "invalid prompt-run payload", field="overrides"):
@@ -98,7 +102,7 @@ def prompt_job(
             api_key=provider.api_key,
             metadata=payload.metadata,
         )
-    engine = Engine(payload.root or ".", client=client, env=env)
+    engine = Engine(payload.root or ".", client=client, env=env, observer=observer_from_env(env))
 
     def run() -> Outcome:
         result = engine.run(request)
@@ -108,6 +112,6 @@ def prompt_job(
                 f"{i.path or '/'}: {i.message}" for i in result.validation.issues[:3]
             )
             warnings = (f"output failed its {result.validation.format} contract: {issues}",)
-        return Outcome(result.output.text, warnings)
+        return Outcome(result.output.text, warnings, result.model_dump(mode="json", by_alias=True))
 
     return run

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scriptorium.artifact.model import ArtifactContent
 from scriptorium.errors import InvalidRequestError, translate
 
 __all__ = ["PromptPayload", "RawPayload", "parse_payload"]
@@ -42,7 +43,8 @@ class PromptPayload(BaseModel):
     prompt_id: str
     profile: str | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
-    artifacts: dict[str, str] = Field(default_factory=dict)
+    #: A reference (path under ``root``) or the content: ``{"text": ...}`` / ``{"base64": ...}``.
+    artifacts: dict[str, str | ArtifactContent] = Field(default_factory=dict)
     #: Checked as ``Overrides`` when the run is built (importing the use case costs ~0.1 s that a
     #: raw payload should not pay).
     overrides: dict[str, Any] = Field(default_factory=dict)

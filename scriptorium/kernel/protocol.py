@@ -27,7 +27,7 @@ __all__ = [
 
 #: ``exit.summary`` carries at most this many characters of the output text.
 SUMMARY_CHARS = 200
-#: The longest init line accepted (inputs travel inline; artifacts are references).
+#: The longest init line accepted (inputs, and artifacts given by value, travel inline).
 MAX_INIT_BYTES = 16 * 1024 * 1024
 
 

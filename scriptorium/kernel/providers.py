@@ -124,12 +124,21 @@ class MeteredClient:
     """A ``Client`` around another that announces each call and sums the usage of each response.
 
     The sum is what the kernel charges, also when the run fails after a response came back (a
-    validator failure, say): tokens spent are charged whether or not the run completes.
+    validator failure, say): tokens spent are charged whether or not the run completes. With
+    ``free_replays``, a response served from a replay cassette (``metadata["replayed"]``) counts
+    as received but adds nothing: nobody paid for those tokens now.
     """
 
-    def __init__(self, inner: Client, on_call: Callable[[LLMRequest], None]) -> None:
+    def __init__(
+        self,
+        inner: Client,
+        on_call: Callable[[LLMRequest], None],
+        *,
+        free_replays: bool = True,
+    ) -> None:
         self._inner = inner
         self._on_call = on_call
+        self._free_replays = free_replays
         #: Calls started, and responses received.
         self.calls = 0
         self.responses = 0
@@ -142,5 +151,6 @@ class MeteredClient:
         response = self._inner.generate(request)
         if isinstance(response, LLMResponse):
             self.responses += 1
-            self.usage = self.usage + response.usage
+            if not (self._free_replays and response.metadata.get("replayed") is True):
+                self.usage = self.usage + response.usage
         return response

@@ -94,6 +94,10 @@ class _Session:
         for warning in outcome.warnings:
             self.out.log("warning", warning)
         self.out.iteration_done(1)
+        if outcome.result is not None:
+            # The whole result (output, parsed value, hashes, usage) just before the exit line,
+            # for supervisors that want more than the summary; others ignore an op they do not know.
+            self.out.send("result", result=outcome.result)
         self.out.exit("completed", outcome.text)
         self.code = EXIT_COMPLETED
         return self.code
@@ -117,7 +121,10 @@ class _Session:
             )
         if provider.api_key is not None:
             self.out.add_secret(provider.api_key.get_secret_value())
-        self.metered = MeteredClient(provider.client, self._calling)
+        # The mock is the ledger's test double: it charges what its JSON says, whatever that is.
+        self.metered = MeteredClient(
+            provider.client, self._calling, free_replays=provider.name != "mock"
+        )
         if isinstance(payload, PromptPayload):
             return prompt_job(payload, provider, self.metered, self.env)
         return raw_job(payload, provider, self.metered)

@@ -19,6 +19,8 @@ import weakref
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+from scriptorium.observe import scope
+
 __all__ = ["ClientCache", "key_hash"]
 
 log = logging.getLogger("scriptorium.llm")
@@ -39,7 +41,11 @@ async def _close_at_loop_end(clients: dict[Slot, Any]) -> AsyncGenerator[None, N
             try:
                 await client.close()
             except Exception as err:  # best effort: a pool that cannot close is gone anyway
-                log.debug("closing an SDK client at loop shutdown failed: %s", type(err).__name__)
+                log.debug(
+                    "closing an SDK client at loop shutdown failed: %s",
+                    type(err).__name__,
+                    extra=scope.log_extra(),
+                )
         clients.clear()
 
 

@@ -5,13 +5,16 @@ its own retries off and the key and base URL passed explicitly, and kept: one SD
 endpoint and key (hashed, never held as a plain dict key), and for async one per event loop too,
 because an async client's connection pool belongs to the loop it was created on.
 
-Responses are taken raw (``with_raw_response``) and read from the JSON ourselves: a non-JSON or
+The body is built by :func:`scriptorium.llm.anthropic_body.build_body` and posted with the SDK's
+lower-level ``post`` (auth, base URL, headers, timeouts and error types stay the SDK's; its typed
+parameter and ``Message`` layer is skipped). Responses are read from the JSON ourselves: a non-JSON or
 wrong-shaped 200 then becomes ``reason="invalid_response"`` instead of a half-built SDK object, and
 the request id comes straight from the headers.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import threading
 import time
@@ -22,13 +25,7 @@ from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.anthropic_schema import (
-    Strategy,
-    choose_strategy,
-    prompt_instructions,
-    reduce_schema_cached,
-    tool_name,
-)
+from scriptorium.llm.anthropic_body import MESSAGES_PATH, MessagesBody, build_body, encode_body
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -42,7 +39,7 @@ from scriptorium.llm.retry import (
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
 
-__all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory"]
+__all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
 
 PROVIDER = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -66,9 +63,8 @@ _USAGE_FIELDS = (
     "cache_read_input_tokens",
 )
 
-_SAMPLING = ("temperature", "top_p", "top_k")
-
 _sdk_module: Any = None
+_response_class: Any = None
 _sdk_lock = threading.Lock()
 
 
@@ -89,6 +85,43 @@ def _sdk() -> Any:
                     ) from err
                 _sdk_module = anthropic
     return _sdk_module
+
+
+def _http_response_class() -> Any:
+    """The ``Response`` class of the SDK's HTTP library: as ``cast_to`` it makes the SDK hand back
+    the HTTP response itself, unparsed (``httpx2`` for SDK 2.x, ``httpx`` before)."""
+    global _response_class
+    if _response_class is None:
+        # Whichever of the two the installed SDK itself was built on.
+        base = importlib.import_module(f"{_sdk().__name__}._base_client")
+        http = getattr(base, "httpx2", None) or importlib.import_module("httpx")
+        _response_class = http.Response
+    return _response_class
+
+
+def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
+    """Send one prebuilt Messages API body with the SDK's lower-level ``post``: its auth, base URL,
+    headers, timeout and error types, without its typed parameter and response layer. The body
+    goes as bytes we encode (the SDK would walk and copy the dict, then encode it). Returns the
+    response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
+    response = client.post(
+        MESSAGES_PATH,
+        content=encode_body(body),
+        cast_to=_http_response_class(),
+        options={"timeout": timeout_s},
+    )
+    return response.content, response.headers
+
+
+async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
+    """The async twin of :func:`post_messages`."""
+    response = await client.post(
+        MESSAGES_PATH,
+        content=encode_body(body),
+        cast_to=_http_response_class(),
+        options={"timeout": timeout_s},
+    )
+    return response.content, response.headers
 
 
 def _default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
@@ -169,8 +202,8 @@ class AnthropicClient:
         client = self._clients.sync(call.base_url, call.key)
 
         def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            raw = client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
-            return call.read(raw.http_response.content), raw.headers.get("request-id")
+            content, headers = post_messages(client, call.sent.body, timeout_s)
+            return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
         (body, request_id), attempts, _ = call_with_retry(
@@ -184,8 +217,8 @@ class AnthropicClient:
         client = await self._clients.async_(call.base_url, call.key)
 
         async def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            raw = await client.messages.with_raw_response.create(**call.params, timeout=timeout_s)
-            return call.read(raw.http_response.content), raw.headers.get("request-id")
+            content, headers = await apost_messages(client, call.sent.body, timeout_s)
+            return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
         (body, request_id), attempts, _ = await acall_with_retry(
@@ -236,12 +269,7 @@ class _Call:
             )
         self.key = key
         self.base_url = request.target.endpoint or DEFAULT_BASE_URL
-        self.strategy: Strategy | None = None
-        self.tool: str | None = None
-        self.wrapped = False  # tool input wraps a non-object root schema under "value"
-        self.dropped: list[str] = []
-        self.ignored: list[str] = []
-        self.params = self._params()
+        self.sent: MessagesBody = build_body(request)
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         settings = self.request.settings
@@ -252,52 +280,6 @@ class _Call:
             "model": self.model,
             "secrets": (self.key,),
         }
-
-    def _params(self) -> dict[str, Any]:
-        request, settings = self.request, self.request.settings
-        params: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": settings.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        }
-        system = request.system or ""
-        spec = request.structured_output
-        if spec is not None:
-            self.strategy = choose_strategy(spec, self.model)
-            schema = spec.schema_ if isinstance(spec.schema_, dict) else {}
-            if self.strategy == "prompt":
-                instructions = prompt_instructions(spec)
-                system = f"{system}\n\n{instructions}" if system else instructions
-            elif self.strategy == "native":
-                reduced, self.dropped = reduce_schema_cached(schema)
-                params["output_config"] = {"format": {"type": "json_schema", "schema": reduced}}
-            else:
-                self.tool = tool_name(spec.name)
-                if schema.get("type") != "object":
-                    self.wrapped = True
-                    schema = {
-                        "type": "object",
-                        "properties": {"value": schema},
-                        "required": ["value"],
-                    }
-                params["tools"] = [
-                    {
-                        "name": self.tool,
-                        "description": "Record the answer in the required structure.",
-                        "input_schema": schema,
-                    }
-                ]
-                params["tool_choice"] = {"type": "tool", "name": self.tool}
-        if system:
-            params["system"] = system
-        # API version 2026-10-21 (the SDK 2.x default) rejects temperature, top_p and top_k with a
-        # 400 at any value, and the SDK no longer takes them: they are left out and said so.
-        self.ignored = [n for n in _SAMPLING if getattr(settings, n) is not None]
-        if settings.stop_sequences:
-            params["stop_sequences"] = list(settings.stop_sequences)
-        # session_id is deliberately not sent as metadata.user_id: that field identifies an end
-        # user for abuse handling, and a rendered session id is not one.
-        return params
 
     def read(self, content: bytes) -> dict[str, Any]:
         """The parsed 200 body; anything unusable raises ``invalid_response`` (not retried)."""
@@ -323,12 +305,15 @@ class _Call:
         self, body: dict[str, Any], request_id: str | None, attempts: int, elapsed_s: float
     ) -> LLMResponse:
         metadata: dict[str, Any] = {"request_id": request_id}
-        if self.strategy is not None:
-            metadata["strategy"] = self.strategy
-        if self.dropped:
-            metadata["schema_dropped"] = self.dropped
-        if self.ignored:
-            metadata["ignored_settings"] = self.ignored
+        if isinstance(body.get("id"), str):
+            metadata["response_id"] = body["id"]
+        output = self.sent.output
+        if output is not None:
+            metadata["strategy"] = output.strategy
+            if output.dropped:
+                metadata["schema_dropped"] = list(output.dropped)
+        if self.sent.ignored:
+            metadata["ignored_settings"] = list(self.sent.ignored)
         text, tool_called = self._text(body["content"])
         stop_reason = body.get("stop_reason")
         finish = (
@@ -339,6 +324,9 @@ class _Call:
         if finish != stop_reason:
             metadata["provider_finish_reason"] = stop_reason
         raw_usage = body.get("usage")
+        tier = raw_usage.get("service_tier") if isinstance(raw_usage, dict) else None
+        if isinstance(tier, str):
+            metadata["service_tier"] = tier
         if raw_usage is None:
             # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
             metadata["usage_missing"] = True
@@ -368,11 +356,12 @@ class _Call:
         return cost
 
     def _text(self, blocks: list[dict[str, Any]]) -> tuple[str, bool]:
-        if self.tool is not None:
+        output = self.sent.output
+        if output is not None and output.tool is not None:
             for block in blocks:
-                if block.get("type") == "tool_use" and block.get("name") == self.tool:
+                if block.get("type") == "tool_use" and block.get("name") == output.tool:
                     value = block.get("input")
-                    if self.wrapped and isinstance(value, dict):
+                    if output.wrapped and isinstance(value, dict):
                         value = value.get("value")
                     return json.dumps(value, ensure_ascii=False), True
         parts = [

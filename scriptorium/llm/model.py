@@ -52,7 +52,7 @@ APIKey = Annotated[RedactedSecretStr, BeforeValidator(_unwrap_secret)]
 class Target(BaseModel):
     """Where a request goes. ``explicit`` lists which fields a profile or override stated."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     provider: str
     model: str = ""
@@ -61,15 +61,16 @@ class Target(BaseModel):
     explicit: tuple[str, ...] = ()
 
     def hash_form(self) -> dict[str, Any]:
-        """The target as it counts for ``request_hash``: where the request goes, not how the key
+        """The target as it counts for ``request_hash``: which provider and model answer. Neither
+        the endpoint (a proxy or a recording server in between changes no answer) nor how the key
         is found."""
-        return {"provider": self.provider, "model": self.model, "endpoint": self.endpoint}
+        return {"provider": self.provider, "model": self.model}
 
 
 class StructuredOutput(BaseModel):
     """How the provider is asked for structured output."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     schema_: dict[str, Any] | bool | None = Field(default=None, alias="schema")
     name: str = "output"
@@ -81,7 +82,7 @@ class StructuredOutput(BaseModel):
 class Usage(BaseModel):
     """Token counts and cost. ``cost_micro`` is integer micro-USD; ``llm_calls`` counts HTTP requests."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
@@ -105,7 +106,7 @@ class Usage(BaseModel):
 class LLMRequest(BaseModel):
     """One generation request. ``api_key`` is the only place a key value lives."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     target: Target
     api_key: APIKey | None = None
@@ -116,13 +117,16 @@ class LLMRequest(BaseModel):
     session_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: Prices from the profile (USD per million tokens), overriding the built-in table.
-    pricing: dict[str, float] | None = None
+    pricing: dict[str, float | None] | None = None
     #: The profile's provider-specific ``options`` (``fake`` responses, ``replay`` cassette). Never
     #: secret: profile parsing refuses secret-looking values. Not part of ``hash_form``.
     options: dict[str, Any] = Field(default_factory=dict)
     #: The profile file the request's target came from, for paths in ``options`` relative to it.
     #: Not part of ``hash_form``.
     profile_source: str | None = None
+    #: The prompt definition the request was rendered from (None for a raw request). Informational
+    #: (fakes name it when refusing a call); never sent, not part of ``hash_form``.
+    prompt_id: str | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""
@@ -140,7 +144,7 @@ class LLMRequest(BaseModel):
 class LLMResponse(BaseModel):
     """What a client returns. Every field but ``text`` has a default, so fakes stay short."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str = ""
     model: str = ""

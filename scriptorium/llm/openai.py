@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm import pricing
+from scriptorium.llm import pricing, wire
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
 from scriptorium.llm.openai_schema import strict_schema
@@ -79,10 +79,6 @@ def _tool_name(structured: StructuredOutput) -> str:
     return name or "output"
 
 
-def _schema_text(schema: Any) -> str:
-    return json.dumps(schema, ensure_ascii=False, indent=None)
-
-
 def _max_tokens_field(request: LLMRequest) -> str:
     """``max_completion_tokens`` for api.openai.com (its reasoning models reject ``max_tokens``),
     ``max_tokens`` for other endpoints (what every compatible server understands); a profile may
@@ -96,11 +92,6 @@ def _max_tokens_field(request: LLMRequest) -> str:
     return "max_tokens"
 
 
-def _mentions_json(system: str | None, request: LLMRequest) -> bool:
-    texts = [system or "", *(m.content for m in request.messages)]
-    return any("json" in t.lower() for t in texts)
-
-
 def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
     """The Chat Completions parameters for ``request`` and the structured strategy used.
 
@@ -110,7 +101,6 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
     arguments are the output; ``prompt`` -> the schema in the system prompt.
     """
     settings: ExecutionSettings = request.settings
-    system = request.system
     params: dict[str, Any] = {"model": request.target.model}
     params[_max_tokens_field(request)] = settings.max_tokens
     if settings.temperature is not None:
@@ -120,23 +110,14 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
     if settings.stop_sequences:
         params["stop"] = list(settings.stop_sequences)
 
-    strategy: str | None = None
     structured = request.structured_output
+    # The strategy and the system text come from the module prepare shows them from.
+    strategy = wire.openai_strategy(structured)
+    system = wire.openai_system(request, strategy)
     if structured is not None:
         schema = structured.schema_
         has_schema = structured.format == "json_schema" and isinstance(schema, dict)
-        strategy = "native" if structured.strategy == "auto" else structured.strategy
-        if strategy == "tool" and not (has_schema and strict_schema(schema) is not None):
-            strategy = "native"  # function parameters must be an object schema
-        if strategy == "prompt":
-            instruction = (
-                "Respond with only a JSON value that conforms to this JSON Schema, "
-                f"and no other text:\n{_schema_text(schema)}"
-                if has_schema
-                else "Respond with only a JSON value, and no other text."
-            )
-            system = f"{system}\n\n{instruction}" if system else instruction
-        elif strategy == "tool":
+        if strategy == "tool":
             name = _tool_name(structured)
             params["tools"] = [
                 {
@@ -150,7 +131,7 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
                 }
             ]
             params["tool_choice"] = {"type": "function", "function": {"name": name}}
-        elif has_schema:
+        elif strategy != "prompt" and has_schema:
             reduced = strict_schema(schema)
             params["response_format"] = {
                 "type": "json_schema",
@@ -160,11 +141,7 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
                     "strict": reduced is not None,
                 },
             }
-        else:
-            # JSON mode refuses prompts that never say "JSON"; say it rather than fail with a 400.
-            if not _mentions_json(system, request):
-                note = "Respond in JSON."
-                system = f"{system}\n\n{note}" if system else note
+        elif strategy != "prompt":
             params["response_format"] = {"type": "json_object"}
 
     messages: list[dict[str, str]] = []
@@ -210,6 +187,8 @@ def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage,
         raise _invalid("openai: the message content is not text")
     text = content or ""
     metadata: dict[str, Any] = {}
+    if isinstance(body.get("id"), str):
+        metadata["response_id"] = body["id"]
     raw_finish = choices[0].get("finish_reason")
     finish = _FINISH.get(raw_finish, raw_finish) if isinstance(raw_finish, str) else "stop"
     if raw_finish != finish:
@@ -240,6 +219,8 @@ def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage,
     )
     if isinstance(body.get("model"), str):
         metadata["response_model"] = body["model"]
+    if isinstance(body.get("service_tier"), str):
+        metadata["service_tier"] = body["service_tier"]
     return text, finish, usage, metadata
 
 
@@ -342,6 +323,9 @@ class OpenAIClient:
             metadata["request_id"] = request_id
         if note:
             metadata["pricing"] = note
+        ignored = wire.ignored_settings(_PROVIDER, request.settings)
+        if ignored:
+            metadata["ignored_settings"] = list(ignored)
         return LLMResponse(
             text=text,
             model=metadata.get("response_model") or request.target.model,

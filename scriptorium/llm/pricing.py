@@ -21,11 +21,13 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from scriptorium.llm.model import Usage
 
 __all__ = [
+    "CACHE_MULTIPLIERS",
     "PRICE_TABLE",
     "PRICE_TABLE_DATE",
     "PRICE_TABLE_SOURCE",
     "ModelPrice",
     "cost_micro",
+    "derived_cache_price",
     "price_for",
 ]
 
@@ -41,12 +43,26 @@ _MICRO = 1_000_000
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """Integer micro-USD per million tokens for each token class."""
+    """Integer micro-USD per million tokens for each token class. ``cache_write`` is the 5-minute
+    cache write; ``cache_write_1h`` the 1-hour one (None: twice the input price, Anthropic's rate)."""
 
     input: int
     output: int
     cache_write: int
     cache_read: int
+    cache_write_1h: int | None = None
+
+
+#: Cache prices as multiples of the input price (Anthropic's published rates), in integer
+#: (numerator, denominator) form so derived prices stay exact: 5-minute cache write 1.25x,
+#: 1-hour cache write 2x, cache read 0.1x.
+CACHE_MULTIPLIERS = {"cache_write": (5, 4), "cache_write_1h": (2, 1), "cache_read": (1, 10)}
+
+
+def derived_cache_price(input_price: int, name: str) -> int:
+    """The ``name`` cache price derived from ``input_price`` (micro-USD/Mtok), rounded half up."""
+    numerator, denominator = CACHE_MULTIPLIERS[name]
+    return (input_price * numerator * 2 + denominator) // (denominator * 2)
 
 
 def _usd(input: str, output: str, cache_write: str, cache_read: str) -> ModelPrice:
@@ -129,10 +145,12 @@ def _override_micro(value: object) -> int | None:
 
 
 def _from_override(override: Mapping[str, float | None], table: ModelPrice | None) -> ModelPrice:
-    """A price from a profile's ``pricing``; missing cache classes come from the table, else input."""
+    """A price from a profile's ``pricing``. A missing (or null) cache price is derived from the
+    input price with the standard multipliers (:data:`CACHE_MULTIPLIERS`); a missing input or
+    output price (the profile model requires both) falls back to the table, else 0."""
     given = {
         k: _override_micro(override.get(k))
-        for k in ("input", "output", "cache_write", "cache_read")
+        for k in ("input", "output", "cache_write", "cache_read", "cache_write_1h")
     }
     input_price = given["input"] if given["input"] is not None else (table.input if table else 0)
     output_price = (
@@ -141,11 +159,15 @@ def _from_override(override: Mapping[str, float | None], table: ModelPrice | Non
 
     def cached(name: str) -> int:
         explicit = given[name]
-        if explicit is not None:
-            return explicit
-        return getattr(table, name) if table is not None else input_price
+        return explicit if explicit is not None else derived_cache_price(input_price, name)
 
-    return ModelPrice(input_price, output_price, cached("cache_write"), cached("cache_read"))
+    return ModelPrice(
+        input_price,
+        output_price,
+        cached("cache_write"),
+        cached("cache_read"),
+        cached("cache_write_1h"),
+    )
 
 
 def cost_micro(

@@ -3,9 +3,15 @@
 This is how users run prompt tests in CI without a key: record once against a real provider
 (``mode: record``), commit the cassette, then replay (``mode: replay``, the default).
 
-Cassette format: one JSON object per line, ``{"request_hash", "request", "response"}`` where
-``request`` is the request's hash form (never the key) and ``response`` an ``LLMResponse``. Lines are
-only ever appended; when a hash appears more than once, the last line wins (re-recording).
+Cassette format: one JSON object per line, ``{"hash_version", "request_hash", "request",
+"response"}`` where ``request`` is the request's hash form (never the key), ``response`` an
+``LLMResponse`` and ``hash_version`` the form of ``request_hash``
+(:data:`~scriptorium.hashing.REQUEST_HASH_VERSION`). Lines are only ever appended; when a hash
+appears more than once, the last line wins (re-recording).
+
+A line without ``hash_version`` was recorded when the hash still covered the endpoint (form 1).
+It is not missed: its key is recomputed from the request form it stores, without the endpoint.
+A line of a newer form than this code knows is refused (``reason="config"``), naming the line.
 """
 
 from __future__ import annotations
@@ -13,13 +19,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import posixpath
+import stat as stat_module
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from scriptorium import hashing
+from scriptorium._files import ConfinedDir, FileProblem, read_named_file
 from scriptorium.errors import LLMGenerateError
+from scriptorium.hashing import REQUEST_HASH_VERSION
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 
@@ -31,9 +41,53 @@ try:  # Cross-process append lock where the platform has one; the thread lock co
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ReplayClient", "ReplayMode", "request_hash"]
+__all__ = ["MAX_CASSETTE_BYTES", "ReplayClient", "ReplayMode", "cassette_location", "request_hash"]
 
 ReplayMode = Literal["replay", "record"]
+
+#: A cassette larger than this is refused (it is read whole into memory).
+MAX_CASSETTE_BYTES = 256 * 2**20
+
+_APPEND_FLAGS = (
+    os.O_WRONLY
+    | os.O_APPEND
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)  # the cassette itself is never a link to elsewhere
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO put in its place cannot block the write
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _config(message: str) -> LLMGenerateError:
+    return LLMGenerateError(f"replay provider: {message}", reason="config", provider="replay")
+
+
+def cassette_location(cassette: object, profile_source: str | None) -> tuple[Path, str]:
+    """Where a profile's ``options.cassette`` lives: ``(project root, path relative to it)``.
+
+    The path is relative to the profile file and must stay inside the project (the directory
+    holding the profiles directory; without a profile file, the working directory): an absolute
+    path, a NUL or a ``..`` that climbs out of the project is ``LLMGenerateError(reason="config")``
+    here, before any file is touched; a symlink that leads out is refused when the file is read or
+    written. ``check`` reports the same problems.
+    """
+    if not isinstance(cassette, str) or not cassette:
+        raise _config("options.cassette must name the cassette file")
+    if "\x00" in cassette:
+        raise _config("options.cassette is not a usable path (NUL)")
+    text = cassette.replace("\\", "/")
+    if text.startswith("/") or os.path.isabs(cassette) or (len(text) > 1 and text[1] == ":"):
+        raise _config("options.cassette must be a path relative to the profile, not absolute")
+    if profile_source is None:
+        project, profile_dir = Path.cwd(), ""
+    else:
+        directory = Path(profile_source).parent
+        project, profile_dir = directory.parent, directory.name
+    relative = posixpath.normpath(posixpath.join(profile_dir, text)) if profile_dir else text
+    relative = posixpath.normpath(relative)
+    if relative in ("", ".") or relative == ".." or relative.startswith("../"):
+        raise _config("options.cassette leads outside the project")
+    return project, relative
 
 
 def request_hash(request: LLMRequest) -> str:
@@ -57,6 +111,7 @@ class ReplayClient:
         *,
         mode: ReplayMode = "replay",
         inner: Client | None = None,
+        root: Path | None = None,
     ) -> None:
         if mode not in ("replay", "record"):
             raise LLMGenerateError(
@@ -71,6 +126,11 @@ class ReplayClient:
                 provider="replay",
             )
         self.cassette = Path(cassette)
+        # With ``root`` the cassette is confined to it: ``cassette`` is then relative to ``root``.
+        self._dir = None if root is None else ConfinedDir(root)
+        self._relative = self.cassette.as_posix()
+        if root is not None:
+            self.cassette = Path(root) / self.cassette
         self.mode: ReplayMode = mode
         self._inner = inner
         self._lock = threading.Lock()
@@ -80,26 +140,34 @@ class ReplayClient:
     # -- replay -------------------------------------------------------------------------------
 
     def _index(self) -> dict[str, dict[str, Any]]:
-        """The cassette's entries by hash, reloaded only when the file changed (mtime and size)."""
+        """The cassette's entries by hash, reloaded only when the file changed."""
         with self._lock:
             try:
-                stat = self.cassette.stat()
+                st = os.stat(self.cassette)
             except FileNotFoundError:
                 self._stamp, self._entries = None, {}
                 return self._entries
-            except OSError as err:
+            except (OSError, ValueError) as err:
                 raise self._config_error(f"cannot read cassette: {type(err).__name__}") from err
-            stamp = (stat.st_mtime_ns, stat.st_size)
+            stamp = (st.st_mtime_ns, st.st_size)
             if stamp != self._stamp:
                 self._entries = self._read()
                 self._stamp = stamp
             return self._entries
 
+    def _bytes(self) -> bytes:
+        """The cassette read the bounded way (a regular file, confined when a root is set)."""
+        if self._dir is not None:
+            return self._dir.read(self._relative, max_bytes=MAX_CASSETTE_BYTES).data
+        return read_named_file(self.cassette, max_bytes=MAX_CASSETTE_BYTES, label="cassette")
+
     def _read(self) -> dict[str, dict[str, Any]]:
         entries: dict[str, dict[str, Any]] = {}
         try:
-            lines = self.cassette.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as err:
+            lines = self._bytes().decode("utf-8").splitlines()
+        except FileProblem as err:
+            raise self._config_error(f"cannot read cassette: {err}") from err
+        except UnicodeDecodeError as err:
             raise self._config_error(f"cannot read cassette: {type(err).__name__}") from err
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -111,8 +179,32 @@ class ReplayClient:
                     raise TypeError("wrong shape")
             except (ValueError, KeyError, TypeError) as err:
                 raise self._config_error(f"cassette line {number} is not a valid entry") from err
-            entries[key] = entry["response"]
+            entries[self._current_key(entry, number)] = entry["response"]
         return entries
+
+    def _current_key(self, entry: dict[str, Any], number: int) -> str:
+        """The entry's key under the current hash form (a form-1 key is recomputed)."""
+        version = entry.get("hash_version", 1)
+        if version == REQUEST_HASH_VERSION:
+            return str(entry["request_hash"])
+        if version == 1:
+            stored = entry.get("request")
+            form: dict[str, Any] = stored if isinstance(stored, dict) else {}
+            target = form.get("target")
+            if not isinstance(target, dict):
+                raise self._config_error(
+                    f"cassette line {number} was recorded under request hash form 1 and stores "
+                    "no request to recompute its key from; record it again"
+                )
+            target = {k: v for k, v in target.items() if k != "endpoint"}
+            try:
+                return hashing.hash_json({**form, "target": target})
+            except ValueError as err:
+                raise self._config_error(f"cassette line {number} is not a valid entry") from err
+        raise self._config_error(
+            f"cassette line {number} uses request hash form {version!r}; this scriptorium reads "
+            f"forms 1 and {REQUEST_HASH_VERSION}: upgrade it or record the cassette again"
+        )
 
     def _replay(self, request: LLMRequest) -> LLMResponse:
         started = time.perf_counter()
@@ -131,6 +223,8 @@ class ReplayClient:
         except ValueError as err:
             raise self._config_error(f"recorded response for {key} is invalid") from err
         metadata = dict(response.metadata)
+        # Nothing was sent and nothing spent now: the result says so, and charges nothing.
+        metadata["replayed"] = True
         metadata["replay"] = {
             "request_hash": key,
             "recorded_attempts": response.attempts,
@@ -152,6 +246,7 @@ class ReplayClient:
         key = request_hash(request)
         line = hashing.canonical_json(
             {
+                "hash_version": REQUEST_HASH_VERSION,
                 "request_hash": key,
                 "request": request.hash_form(),
                 "response": response.model_dump(mode="json"),
@@ -159,9 +254,11 @@ class ReplayClient:
         )
         with self._lock:
             try:
-                self.cassette.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.cassette, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                self._make_parent()
+                fd = os.open(self.cassette, _APPEND_FLAGS, 0o644)
                 try:
+                    if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+                        raise self._config_error("the cassette is not a regular file")
                     if fcntl is not None:
                         fcntl.flock(fd, fcntl.LOCK_EX)
                     # One write of a whole line on an O_APPEND descriptor: readers never see half
@@ -169,11 +266,26 @@ class ReplayClient:
                     os.write(fd, line + b"\n")
                 finally:
                     os.close(fd)  # closing releases the flock
-            except OSError as err:
+            except (OSError, ValueError, FileProblem) as err:
                 raise self._config_error(
                     f"cannot append to cassette: {type(err).__name__}"
                 ) from err
             self._stamp = None  # the next replay re-reads the file, other writers' lines included
+
+    def _make_parent(self) -> None:
+        """Create the cassette's directory; with a root, only inside it: the nearest existing
+        ancestor is checked before anything is created (a linked directory must not lead the
+        new ones outside), and the result after."""
+        parent = self.cassette.parent
+        if self._dir is not None:
+            existing = parent
+            while not existing.exists() and existing != existing.parent:
+                existing = existing.parent
+            if not self._dir.contains(os.path.realpath(existing)):
+                raise self._config_error("the cassette's directory leads outside the project")
+        parent.mkdir(parents=True, exist_ok=True)
+        if self._dir is not None and not self._dir.contains(os.path.realpath(parent)):
+            raise self._config_error("the cassette's directory leads outside the project")
 
     # -- ports --------------------------------------------------------------------------------
 

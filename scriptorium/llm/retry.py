@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
-from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.errors import LLMGenerateError, redact, scrub_chain
+from scriptorium.observe import scope
 
 __all__ = [
     "Failure",
@@ -130,7 +131,9 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def _error_codes(body: Any) -> tuple[list[str], str]:
-    """The lower-cased type/code tokens of an error body, and its message."""
+    """The type/code tokens of an error body as sent, and its message. They are lower-cased only
+    for matching: a message keeps them as sent, so a key echoed in one is still redacted (the
+    redaction is case-sensitive, and a lower-cased key would slip past it)."""
     codes: list[str] = []
     message = ""
     if not isinstance(body, Mapping):
@@ -140,7 +143,7 @@ def _error_codes(body: Any) -> tuple[list[str], str]:
         for key in ("type", "code", "error_code"):
             value = holder.get(key)
             if isinstance(value, str) and value and value != "error":
-                codes.append(value.lower())
+                codes.append(value)
         if isinstance(holder.get("message"), str):
             message = holder["message"]
     if isinstance(error, str):
@@ -151,7 +154,8 @@ def _error_codes(body: Any) -> tuple[list[str], str]:
 def classify_http(status: int, headers: Mapping[str, str], body: Any) -> Failure:
     """Classify an HTTP error response by status, the body's error ``type``/``code`` and the
     ``x-should-retry`` header. ``body`` is the parsed JSON (or text, or None)."""
-    codes, text = _error_codes(body)
+    shown, text = _error_codes(body)
+    codes = [code.lower() for code in shown]
     lowered = text.lower()
     if status in _STATUS_REASONS:
         reason, retryable = _STATUS_REASONS[status]
@@ -175,7 +179,7 @@ def classify_http(status: int, headers: Mapping[str, str], body: Any) -> Failure
         retryable = True
     elif should_retry == "false":
         retryable = False
-    kind = f" {codes[0]}" if codes else ""
+    kind = f" {shown[0]}" if shown else ""
     detail = f": {text[:300]}" if text else ""
     return Failure(
         reason=reason,
@@ -303,30 +307,52 @@ class _Loop:
             failure = Failure("invalid_response", False, message=note)
         return replace(failure, message=redact(failure.message, self.secrets))
 
-    def after_failure(self, err: Exception) -> float:
-        """How long to wait before the next attempt; raises the final error when there is none."""
+    def after_failure(self, err: Exception) -> float | LLMGenerateError:
+        """How long to wait before the next attempt, or the final error when there is none (its
+        cause is the scrubbed stand-in of ``err``: an SDK error may carry an echoed key)."""
         failure = self.to_failure(err)
         self.last, self.last_error = failure, err
         retry_index = self.attempts - 1
         if not failure.retryable or retry_index >= self.policy.max_retries:
-            raise self.error(failure) from err
+            return self.final(failure, err)
         delay = self.policy.backoff_s(retry_index, self.hooks.jitter)
         if failure.retry_after_s is not None:
             if failure.retry_after_s > self.policy.max_retry_after_s:
-                raise self.error(failure, "; retry-after exceeds the limit") from err
+                return self.final(failure, err, "; retry-after exceeds the limit")
             delay = max(delay, failure.retry_after_s)
         if self.elapsed() + delay >= self.policy.timeout_s:
             # Sleeping into a budget we already know is too short only delays the same answer.
-            raise self.error(failure, f"; budget of {self.policy.timeout_s:g}s used up") from err
+            return self.final(failure, err, f"; budget of {self.policy.timeout_s:g}s used up")
         info = RetryInfo(
             attempt=self.attempts, delay_s=delay, failure=failure, elapsed_s=self.elapsed()
         )
+        _log.info(
+            "retrying %s %s after %s (attempt %d), waiting %.3fs",
+            self.provider,
+            self.model,
+            failure.reason,
+            self.attempts,
+            delay,
+            extra={**scope.log_extra(), "reason": failure.reason, "delay_s": delay},
+        )
+        scope.notify_retry(info)
         for observer in self.hooks.on_retry:
             try:
                 observer(info)
             except Exception:  # observers watch; they never change the outcome
-                _log.debug("on_retry observer failed", exc_info=True)
+                _log.debug("on_retry observer failed", exc_info=True, extra=scope.log_extra())
         return delay
+
+    def final(
+        self, failure: Failure, err: BaseException | None, note: str = ""
+    ) -> LLMGenerateError:
+        """The error that ends the call, chained to a scrubbed stand-in of ``err``. The caller
+        raises it outside its ``except`` block, so the original is not its ``__context__``."""
+        error = self.error(failure, note)
+        if err is not None:
+            error.__cause__ = error.__context__ = scrub_chain(err, self.secrets)
+            error.__suppress_context__ = True
+        return error
 
     def slices(self, delay: float) -> Iterator[float]:
         """Sleep slices of at most 0.5 s, checking ``stop_requested`` and beating before each.
@@ -337,20 +363,21 @@ class _Loop:
         while left > 0:
             if self.stop_requested():
                 last = self.last
-                raise self.error(
+                raise self.final(
                     Failure(
                         "cancelled",
                         False,
                         last.http_status if last else None,
                         message="stop requested during backoff",
-                    )
-                ) from self.last_error
+                    ),
+                    self.last_error,
+                )
             beat = self.hooks.heartbeat
             if beat is not None:
                 try:
                     beat()
                 except Exception:  # a broken heartbeat sink is not the call failing
-                    _log.debug("heartbeat failed", exc_info=True)
+                    _log.debug("heartbeat failed", exc_info=True, extra=scope.log_extra())
             step = min(SLEEP_SLICE_S, left)
             yield step
             left -= step
@@ -382,6 +409,8 @@ def call_with_retry(
             delay = loop.after_failure(err)
         else:
             return value, loop.attempts, loop.elapsed()
+        if isinstance(delay, LLMGenerateError):
+            raise delay
         # Outside the except block, so retries do not nest each failure into the next's context.
         for step in loop.slices(delay):
             hooks.sleep(step)
@@ -407,6 +436,8 @@ async def acall_with_retry(
             delay = loop.after_failure(err)
         else:
             return value, loop.attempts, loop.elapsed()
+        if isinstance(delay, LLMGenerateError):
+            raise delay
         # Outside the except block, so retries do not nest each failure into the next's context.
         for step in loop.slices(delay):
             await hooks.asleep(step)

@@ -71,19 +71,10 @@ def _fake(config: ProviderConfig) -> Client:
 
 
 def _replay(config: ProviderConfig) -> Client:
-    from scriptorium.llm.replay import ReplayClient
+    from scriptorium.llm.replay import ReplayClient, cassette_location
 
     options = config.options
-    cassette = options.get("cassette")
-    if not isinstance(cassette, str) or not cassette:
-        raise LLMGenerateError(
-            "replay provider: options.cassette must name the cassette file",
-            reason="config",
-            provider="replay",
-        )
-    path = Path(cassette)
-    if not path.is_absolute() and config.source is not None:
-        path = Path(config.source).parent / path
+    root, relative = cassette_location(options.get("cassette"), config.source)
     mode = options.get("mode", "replay")
     inner: Client | None = None
     if mode == "record":
@@ -97,7 +88,7 @@ def _replay(config: ProviderConfig) -> Client:
             )
         assert config.resolve is not None  # the router always supplies it
         inner = config.resolve(record_provider)
-    return ReplayClient(path, mode=mode, inner=inner)
+    return ReplayClient(Path(relative), mode=mode, inner=inner, root=root)
 
 
 class Router:

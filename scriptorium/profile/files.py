@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from scriptorium._files import ConfinedDir, FileProblem, FileSignature, signature
-from scriptorium._loading import FormatProblem, decode_utf8
+from scriptorium._loading import FormatProblem, decode_utf8, load_reason
 from scriptorium.errors import ProfileLoadError, translate
 from scriptorium.profile.model import Profile, is_valid_profile_name
 from scriptorium.profile.parse import check_profile_name, parse_profile
@@ -85,9 +85,13 @@ class FileRepository:
             read = self._dir.read(relative, max_bytes=MAX_PROFILE_BYTES)
             text = decode_utf8(read.data)
         except FileProblem as err:
-            reason = "not found" if err.kind == "missing" else str(err)
+            why = (
+                f"not found (looked for {name}.yaml or {name}.yml in {os.path.abspath(self._dir.path)})"
+                if err.kind == "missing"
+                else str(err)
+            )
             raise ProfileLoadError(
-                f"profile {name!r}: {reason}", profile=name, path=source
+                f"profile {name!r}: {why}", profile=name, path=source, reason=load_reason(err.kind)
             ) from err
         except FormatProblem as err:
             raise ProfileLoadError(

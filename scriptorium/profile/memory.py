@@ -44,7 +44,7 @@ class MemoryRepository:
         check_profile_name(name)
         item = self._items.get(name)
         if item is None:
-            raise ProfileLoadError(f"profile {name!r}: not found", profile=name)
+            raise ProfileLoadError(f"profile {name!r}: not found", profile=name, reason="not_found")
         if isinstance(item, str):
             item = parse_profile(item, name=name)
         elif not isinstance(item, Profile):

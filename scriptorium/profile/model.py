@@ -19,6 +19,7 @@ __all__ = [
     "SettingsPatch",
     "is_valid_profile_name",
     "looks_like_secret",
+    "redact_secret_shapes",
     "validate_endpoint",
 ]
 
@@ -48,6 +49,13 @@ def looks_like_secret(value: str) -> bool:
     return any(p.search(value) for p in _SECRET_PATTERNS)
 
 
+def redact_secret_shapes(text: str) -> str:
+    """``text`` with everything that looks like a credential replaced by ``[redacted]``."""
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub("[redacted]", text)
+    return text
+
+
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -75,7 +83,7 @@ def validate_endpoint(url: str) -> str:
 class ExecutionSettings(BaseModel):
     """The effective generation settings of a run, each bounded."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     max_tokens: int = Field(default=1024, ge=1, le=1_000_000)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -92,7 +100,7 @@ DEFAULT_SETTINGS = ExecutionSettings()
 class SettingsPatch(BaseModel):
     """Settings as a profile states them: every field optional, ``None`` meaning "not given"."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -108,20 +116,23 @@ class SettingsPatch(BaseModel):
 
 
 class Pricing(BaseModel):
-    """Prices in USD per million tokens, per token class."""
+    """Prices in USD per million tokens, per token class. ``input`` and ``output`` are required;
+    a cache price left out (or null) is derived from ``input``: 5-minute cache write 1.25x,
+    1-hour cache write (``cache_write_1h``) 2x, cache read 0.1x."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_write: float | None = Field(default=None, ge=0)
-    cache_read: float | None = Field(default=None, ge=0)
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    cache_write_1h: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Profile(BaseModel):
     """A parsed profile. It holds the *name* of the key variable, never a key."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str
     provider: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")

@@ -22,7 +22,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.meta import find_undeclared_variables
 
 from scriptorium.artifact.model import Artifact
-from scriptorium.errors import PromptRenderError, describe
+from scriptorium.errors import PromptLoadError, PromptRenderError, describe
 from scriptorium.hashing import hash_json
 from scriptorium.prompt._sandbox import (
     CURRENT_BUDGET,
@@ -296,8 +296,16 @@ class JinjaRenderer:
             self._misses += 1
         templates: list[Template | None] = []
         for place, source in places:
-            with _translating(definition.id, place):
-                templates.append(None if source is None else compile_template(self._env, source))
+            try:
+                with _translating(definition.id, place):
+                    compiled = None if source is None else compile_template(self._env, source)
+            except PromptRenderError as err:
+                # A template that does not compile is a broken file, whatever the inputs: a load
+                # failure, not a render failure (which depends on the inputs).
+                raise PromptLoadError(
+                    err.message, prompt_id=definition.id, path=definition.source, reason="invalid"
+                ) from (err.__cause__ or err)
+            templates.append(compiled)
         entry = _Compiled(
             tuple(place for place, _ in places), sources, tuple(templates), definition
         )

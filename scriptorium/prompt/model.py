@@ -12,7 +12,7 @@ __all__ = ["Message", "RenderedPrompt"]
 class Message(BaseModel):
     """One conversation turn."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     role: Literal["user", "assistant"]
     content: str
@@ -21,7 +21,7 @@ class Message(BaseModel):
 class RenderedPrompt(BaseModel):
     """The system prompt and messages after rendering, plus the rendered session id."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     system: str | None = None
     messages: tuple[Message, ...] = ()

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from scriptorium._files import ConfinedDir, FileProblem, FileSignature, signature
-from scriptorium._loading import FormatProblem, decode_utf8
+from scriptorium._loading import FormatProblem, decode_utf8, load_reason
 from scriptorium.errors import PromptLoadError, translate
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 from scriptorium.promptdef.parse import check_prompt_id, parse_prompt
@@ -71,12 +71,22 @@ class FileRepository:
             read = self._dir.read(relative, max_bytes=MAX_PROMPT_BYTES)
             text = decode_utf8(read.data)
         except FileProblem as err:
-            reason = "not found" if err.kind == "missing" else str(err)
+            why = (
+                f"not found (looked for {relative} in {os.path.abspath(self._dir.path)})"
+                if err.kind == "missing"
+                else str(err)
+            )
             raise PromptLoadError(
-                f"prompt {prompt_id!r}: {reason}", prompt_id=prompt_id, path=relative
+                f"prompt {prompt_id!r}: {why}",
+                prompt_id=prompt_id,
+                path=relative,
+                reason=load_reason(err.kind),
             ) from err
         except FormatProblem as err:
             raise PromptLoadError(
-                f"prompt {prompt_id!r}: {relative} is {err}", prompt_id=prompt_id, path=relative
+                f"prompt {prompt_id!r}: {relative} is {err}",
+                prompt_id=prompt_id,
+                path=relative,
+                reason="invalid",
             ) from err
         return parse_prompt(text, prompt_id=prompt_id, source=relative), signature(read.stat)

@@ -39,7 +39,9 @@ class MemoryRepository:
         check_prompt_id(prompt_id)
         item = self._items.get(prompt_id)
         if item is None:
-            raise PromptLoadError(f"prompt {prompt_id!r}: not found", prompt_id=prompt_id)
+            raise PromptLoadError(
+                f"prompt {prompt_id!r}: not found", prompt_id=prompt_id, reason="not_found"
+            )
         if isinstance(item, str):
             item = parse_prompt(item, prompt_id=prompt_id, source=_source(prompt_id))
             self._items[prompt_id] = item

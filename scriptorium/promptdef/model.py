@@ -32,7 +32,7 @@ def is_valid_prompt_id(prompt_id: object) -> bool:
 class ArtifactSpec(BaseModel):
     """What a prompt declares about one artifact it reads."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     required: bool = True
     media_type: str | None = Field(default=None, pattern=r"^[a-z*]+/[a-z0-9.+*-]+$")
@@ -43,11 +43,12 @@ class ArtifactSpec(BaseModel):
 class OutputSpec(BaseModel):
     """The output contract as written: ``schema`` stays a reference (or an inline object) here."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     format: OutputFormat = "text"
     schema_: str | dict[str, Any] | None = Field(default=None, alias="schema")
-    repair_attempts: int = Field(default=0, ge=0, le=5)
+    #: Used only when a repairer is present (``Engine(repair=True)``, ``--repair``).
+    repair_attempts: int = Field(default=1, ge=0, le=5)
     strategy: Strategy = "auto"
     parse: ParseMode = "lenient"
 
@@ -55,7 +56,7 @@ class OutputSpec(BaseModel):
 class Section(BaseModel):
     """One role section of the body, as template source (rendered on its own)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     role: Role
     template: str
@@ -64,7 +65,7 @@ class Section(BaseModel):
 class PromptDefinition(BaseModel):
     """A parsed ``.prompt.md`` file."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     id: str
     description: str | None = None

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium.errors import LLMGenerateError, ScriptoriumError, translate
+from scriptorium.errors import LLMGenerateError, ScriptoriumError, redact, scrub_chain, translate
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.usecase.model import PreparedRun
 from scriptorium.usecase.repair import RepairResult
+from scriptorium.usecase.unicode import clean_response
 
 __all__ = ["LLMBoundary", "checked_repair", "checked_response"]
 
 
 class LLMBoundary:
-    """Translates anything a client or repairer raises into ``LLMGenerateError`` and fills in the
-    run's context on our own errors when the client left it out."""
+    """Translates anything a client or repairer raises into ``LLMGenerateError`` (except an
+    ``AssertionError``, a test's own failure) and fills in the run's context on our own errors
+    when the client left it out."""
 
     __slots__ = ("_prepared", "_request", "_what")
 
@@ -30,7 +32,9 @@ class LLMBoundary:
     def __exit__(
         self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
     ) -> None:
-        if err is None or not isinstance(err, Exception):
+        # An AssertionError is a test double saying the test failed (``FakeClient()`` called when
+        # no call was expected): it must reach the test runner as itself, not as a provider error.
+        if err is None or not isinstance(err, Exception) or isinstance(err, AssertionError):
             return
         prepared = self._prepared
         context = {
@@ -39,25 +43,38 @@ class LLMBoundary:
             "provider": prepared.target.provider,
             "model": prepared.target.model,
         }
-        if isinstance(err, LLMGenerateError):
-            for name, value in context.items():
-                if getattr(err, name, None) is None:
-                    setattr(err, name, value)
-            return
-        if isinstance(err, ScriptoriumError):
-            return
         key = self._request.api_key
         secrets = [key.get_secret_value()] if key is not None else []
+        if isinstance(err, ScriptoriumError):
+            # Ours, but possibly from a custom client that put the key in its message or chained
+            # an SDK error holding it: scrubbed here, where foreign errors enter the run.
+            _scrub_own(err, secrets)
+            if isinstance(err, LLMGenerateError):
+                for name, value in context.items():
+                    if getattr(err, name, None) is None:
+                        setattr(err, name, value)
+            return
         with translate(
             LLMGenerateError, self._what, secrets=secrets, reason="server_error", **context
         ):
             raise err
 
 
+def _scrub_own(err: ScriptoriumError, secrets: list[str]) -> None:
+    if secrets:
+        message = redact(err.message, secrets)
+        if message != err.message:
+            err.message = message
+            err.args = (message,)
+    if err.__cause__ is not None or err.__context__ is not None:
+        scrub_chain(err, secrets)
+
+
 def checked_response(response: object) -> LLMResponse:
-    """``response`` if it is an ``LLMResponse``; a client returning anything else is not trusted."""
+    """``response`` if it is an ``LLMResponse`` (lone surrogates replaced: see
+    :mod:`scriptorium.usecase.unicode`); a client returning anything else is not trusted."""
     if isinstance(response, LLMResponse):
-        return response
+        return clean_response(response)
     raise LLMGenerateError(
         f"the client returned {type(response).__name__}, not an LLMResponse",
         reason="invalid_response",
@@ -65,8 +82,13 @@ def checked_response(response: object) -> LLMResponse:
 
 
 def checked_repair(result: object) -> RepairResult:
-    """``result`` if it is a ``RepairResult``."""
+    """``result`` if it is a ``RepairResult`` (its response checked like any other)."""
     if isinstance(result, RepairResult):
+        response = getattr(result, "response", None)
+        if isinstance(response, LLMResponse):
+            cleaned = clean_response(response)
+            if cleaned is not response:
+                return result.model_copy(update={"response": cleaned})
         return result
     raise LLMGenerateError(
         f"the repairer returned {type(result).__name__}, not a RepairResult",

@@ -72,16 +72,30 @@ def _frozen_bytes(obj: object, make: Callable[[Any], bytes]) -> bytes:
     return data
 
 
+def _plain(
+    rendered: RenderedPrompt, request: LLMRequest, shown_system: str | None
+) -> tuple[str, str]:
+    prompt_form = {**rendered.hash_form(), "system": shown_system}
+    return hash_json(prompt_form), hash_json(request.hash_form())
+
+
 def prompt_and_request_hashes(
-    rendered: RenderedPrompt, request: LLMRequest, schema_hash: str | None
+    rendered: RenderedPrompt,
+    request: LLMRequest,
+    schema_hash: str | None,
+    *,
+    shown_system: str | None,
 ) -> tuple[str, str]:
     """``(rendered_prompt_hash, request_hash)``; ``schema_hash`` identifies the request's schema
-    (the output contract's), so its serialised spec can be reused."""
+    (the output contract's), so its serialised spec can be reused. The prompt hash covers the
+    system text as sent (``shown_system``, with any strategy instructions) and the messages: the
+    prompt ``PreparedRun`` shows; the request hash covers the request as the runner built it."""
     if not _state["assemble"]:
-        return hash_json(rendered.hash_form()), hash_json(request.hash_form())
+        return _plain(rendered, request, shown_system)
     messages = canonical_json([{"role": m.role, "content": m.content} for m in request.messages])
     system = canonical_json(request.system)
-    prompt = b'{"messages":' + messages + b',"system":' + system + b"}"
+    shown = system if shown_system == request.system else canonical_json(shown_system)
+    prompt = b'{"messages":' + messages + b',"system":' + shown + b"}"
     settings = _frozen_bytes(request.settings, _settings_json)
     target = _frozen_bytes(request.target, _target_json)
     whole = b"".join(
@@ -101,7 +115,7 @@ def prompt_and_request_hashes(
     )
     hashes = hash_bytes(prompt), hash_bytes(whole)
     if not _state["checked"]:
-        plain = hash_json(rendered.hash_form()), hash_json(request.hash_form())
+        plain = _plain(rendered, request, shown_system)
         with _lock:
             _state["checked"] = True
             _state["assemble"] = plain == hashes

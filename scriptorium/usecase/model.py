@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
 
-from scriptorium.errors import OutputInvalidError
+from scriptorium.artifact.model import ArtifactContent, ArtifactSource
+from scriptorium.errors import OutputInvalidError, describe
 from scriptorium.llm.model import APIKey, Target, Usage
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
 from scriptorium.prompt.model import Message
@@ -24,6 +26,7 @@ __all__ = [
 ]
 
 SettingSource = Literal["default", "profile", "override"]
+T = TypeVar("T")
 
 
 class Overrides(SettingsPatch):
@@ -36,35 +39,51 @@ class Overrides(SettingsPatch):
 
 
 class RunRequest(BaseModel):
-    """One run: which prompt, with what, where. ``api_key`` reaches the LLM boundary only."""
+    """One run: which prompt, with what, where. ``api_key`` reaches the LLM boundary only.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``artifacts`` maps each artifact name to a reference (a path under the artifact root) or to
+    the content itself (:class:`~scriptorium.ArtifactContent`; in JSON ``{"text": ...}`` or
+    ``{"base64": ..., "media_type": ..., "filename": ...}``).
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     profile: str | None = None
     inputs: dict[str, Any] = Field(default_factory=dict)
-    artifacts: dict[str, str] = Field(default_factory=dict)
+    artifacts: dict[str, str | ArtifactContent] = Field(default_factory=dict)
     overrides: Overrides = Overrides()
     api_key: APIKey | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class ArtifactRecord(BaseModel):
-    """An artifact as prepared: where it came from and its digest, not its content."""
+    """An artifact as prepared: where it came from and its digest, not its content.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``source`` is ``"file"`` for a reference read under the artifact root and ``"value"`` for
+    content given in the request (its ``ref`` is then the content's filename, or empty).
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     name: str
     ref: str
     media_type: str
     size: int
     sha256: str
+    source: ArtifactSource = "file"
 
 
 class PreparedRun(BaseModel):
-    """Everything about a run except the LLM call. Holds no key value, only the variable's name."""
+    """Everything about a run except the LLM call. Holds no key value, only the variable's name.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``system`` and ``messages`` are what the provider's adapter sends: for a structured output
+    whose strategy puts the schema in the prompt, ``system`` includes those instructions.
+    ``ignored_settings`` names the settings that have a value (shown in ``settings`` with their
+    source) but that the provider does not take, so they are not sent.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prompt_id: str
     prompt_version: int | str | None = None
@@ -74,6 +93,7 @@ class PreparedRun(BaseModel):
     target: Target
     settings: ExecutionSettings
     settings_sources: dict[str, SettingSource]
+    ignored_settings: tuple[str, ...] = ()
     output: OutputContract
     artifacts: tuple[ArtifactRecord, ...] = ()
     inputs_hash: str
@@ -87,7 +107,7 @@ class PreparedRun(BaseModel):
 class OutputRecord(BaseModel):
     """The final output text and its digest."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str
     sha256: str
@@ -96,7 +116,7 @@ class OutputRecord(BaseModel):
 class AttemptRecord(BaseModel):
     """One generation (initial or repair) and its verdict."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     kind: Literal["initial", "repair"]
     text: str
@@ -108,9 +128,15 @@ class AttemptRecord(BaseModel):
 
 
 class RunResult(BaseModel):
-    """The outcome of a run. Invalid output is reported here; it does not raise."""
+    """The outcome of a run. Invalid output is reported here; it does not raise.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    ``metadata`` is what the provider adapter reported for the last generation: ``request_id``,
+    the ``strategy`` used, ``ignored_settings`` (always present), ``service_tier``, a ``pricing``
+    note when the cost is 0 for want of a price, ``replayed`` for an answer from a cassette.
+    It never holds a key.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     run_id: str
     started_at: datetime
@@ -123,6 +149,7 @@ class RunResult(BaseModel):
     usage: Usage
     finish_reason: str
     model: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
     def raise_for_validation(self) -> RunResult:
         """Raise ``OutputInvalidError`` when the output failed its contract; else return self."""
@@ -135,3 +162,33 @@ class RunResult(BaseModel):
                 issues=[i.model_dump() for i in self.validation.issues],
             )
         return self
+
+    def parsed(self, model_type: type[T]) -> T:
+        """``validation.value`` validated as ``model_type`` (a pydantic model class, or any type
+        pydantic can validate), typed outputs on top of the prompt's JSON Schema.
+
+        Raises ``OutputInvalidError`` when the output is invalid, or when the model rejects it
+        (the pydantic error kept as the cause).
+        """
+        self.raise_for_validation()
+        value = self.validation.value
+        try:
+            if isinstance(model_type, type) and issubclass(model_type, BaseModel):
+                return cast(T, model_type.model_validate(value))
+            return TypeAdapter(model_type).validate_python(value)
+        except PydanticValidationError as err:
+            name = getattr(model_type, "__name__", repr(model_type))
+            raise OutputInvalidError(
+                f"output of {self.prepared.prompt_id!r} does not fit {name}: {describe(err)}",
+                prompt_id=self.prepared.prompt_id,
+                profile=self.prepared.profile,
+                issues=[
+                    {"path": _pointer(e["loc"]), "message": e["msg"], "keyword": e["type"]}
+                    for e in err.errors(include_url=False, include_input=False)
+                ],
+            ) from err
+
+
+def _pointer(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as a JSON Pointer (``("items", 0)`` -> ``/items/0``)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in loc)

@@ -10,7 +10,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scriptorium.artifact.model import Artifact
+from scriptorium.artifact.build import DEFAULT_MAX_BYTES, artifact_from_content
+from scriptorium.artifact.model import Artifact, ArtifactContent
 from scriptorium.artifact.reader import Reader
 from scriptorium.errors import (
     APIKeyEnvMissingError,
@@ -27,6 +28,7 @@ from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
     Profile,
+    redact_secret_shapes,
     validate_endpoint,
 )
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
@@ -35,6 +37,7 @@ from scriptorium.validate.model import LoadedSchema, OutputContract
 from scriptorium.validate.validator import Validator
 
 __all__ = [
+    "check_declared_inputs",
     "check_prompt_id",
     "credential",
     "definition_hash",
@@ -202,6 +205,32 @@ def inputs_contract(loaded: LoadedSchema) -> OutputContract:
     )
 
 
+# Keywords by which a schema says what it does with properties it does not list.
+_EXTRAS_KEYWORDS = ("additionalProperties", "patternProperties", "unevaluatedProperties")
+
+
+def check_declared_inputs(definition: PromptDefinition, inputs: Mapping[str, Any]) -> None:
+    """An input the ``inputs`` schema does not declare is refused, naming it and the declared
+    ones, when the schema lists ``properties`` and says nothing about others: a typo
+    (``max_sentence`` for ``max_sentences``) must not pass silently. A schema that states
+    ``additionalProperties`` (or pattern/unevaluated properties) decides for itself."""
+    schema = definition.inputs
+    if not isinstance(schema, dict):
+        return
+    declared = schema.get("properties")
+    if not isinstance(declared, dict) or any(k in schema for k in _EXTRAS_KEYWORDS):
+        return
+    undeclared = sorted(set(inputs) - set(declared))
+    if undeclared:
+        names = ", ".join(repr(n) for n in undeclared)
+        known = ", ".join(repr(n) for n in sorted(declared)) or "none"
+        raise InvalidRequestError(
+            f"prompt {definition.id!r} declares no input {names} (declared inputs: {known})",
+            prompt_id=definition.id,
+            field="inputs",
+        )
+
+
 def validate_inputs(
     definition: PromptDefinition,
     inputs: dict[str, Any],
@@ -216,14 +245,16 @@ def validate_inputs(
     """
     with translate(InvalidRequestError, "inputs are not JSON data", field="inputs"):
         encoded = canonical_json(inputs)
+    _require_string_keys(inputs)  # after encoding, which refuses cycles
     if definition.inputs is None:
         return encoded
+    check_declared_inputs(definition, inputs)
     with translate(ValidationError, "loading the inputs schema", prompt_id=definition.id):
         loaded = validator.load_schema(definition.inputs, relative_to=definition.source)
         contract = contract_for(loaded)
         verdict = validator.validate(encoded.decode("utf-8"), contract)
     if not verdict.valid:
-        details = "; ".join(f"{i.path or '/'}: {i.message}" for i in verdict.issues[:5])
+        details = "; ".join(_input_issue(i.path, i.keyword, i.message) for i in verdict.issues[:5])
         raise InvalidRequestError(
             f"inputs do not match prompt {definition.id!r}: {details}",
             prompt_id=definition.id,
@@ -232,11 +263,46 @@ def validate_inputs(
     return encoded
 
 
+# Keywords whose messages name properties (from the schema, or the input's own keys), never an
+# input value; every other keyword's message may quote the value that failed it.
+_NAMING_KEYWORDS = frozenset({"required", "additionalProperties", "unevaluatedProperties"})
+
+
+def _input_issue(path: str, keyword: str, message: str) -> str:
+    """One inputs problem for an error message: where and which rule, never the failing value
+    (an input may be a key pasted into the wrong field)."""
+    where = path or "/"
+    if keyword in _NAMING_KEYWORDS:
+        return f"{where}: {redact_secret_shapes(message)}"
+    return f"{where}: fails {keyword!r}" if keyword else f"{where}: invalid"
+
+
+def _require_string_keys(inputs: Mapping[str, Any]) -> None:
+    """Inputs are JSON data: every mapping key a string. ``{1: 2}`` would hash like ``{"1": 2}``
+    (JSON turns the key into text) but render differently, so it is refused, not converted."""
+    stack: list[Any] = [inputs]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            for key, value in item.items():
+                if not isinstance(key, str):
+                    raise InvalidRequestError(
+                        f"inputs are not JSON data: a {type(key).__name__} key (keys must be "
+                        "strings)",
+                        field="inputs",
+                    )
+                if isinstance(value, Mapping | list | tuple):
+                    stack.append(value)
+        elif isinstance(item, list | tuple):
+            stack.extend(v for v in item if isinstance(v, Mapping | list | tuple))
+
+
 def read_artifacts(
-    definition: PromptDefinition, refs: Mapping[str, str], reader: Reader
+    definition: PromptDefinition, refs: Mapping[str, str | ArtifactContent], reader: Reader
 ) -> dict[str, Artifact]:
     """Step 6b: every declared artifact that was given is read and hashed; undeclared or missing
-    required ones are request errors."""
+    required ones are request errors. Content given by value goes through the same checks as a
+    file (declared type, ``max_bytes``, decoding) without the reader."""
     undeclared = sorted(set(refs) - set(definition.artifacts))
     if undeclared:
         raise InvalidRequestError(
@@ -257,10 +323,21 @@ def read_artifacts(
         with translate(
             ArtifactLoadError, f"reading artifact {name!r}", prompt_id=definition.id, artifact=name
         ):
-            artifacts[name] = reader.read(
-                refs[name], name=name, media_type=spec.media_type, max_bytes=spec.max_bytes
-            )
+            given = refs[name]
+            if isinstance(given, ArtifactContent):
+                artifacts[name] = artifact_from_content(
+                    given, name=name, media_type=spec.media_type, max_bytes=_limit(spec.max_bytes)
+                )
+            else:
+                artifacts[name] = reader.read(
+                    given, name=name, media_type=spec.media_type, max_bytes=spec.max_bytes
+                )
     return artifacts
+
+
+def _limit(declared: int | None) -> int:
+    # Content by value has no reader whose own limit applies: the default a file gets stands in.
+    return DEFAULT_MAX_BYTES if declared is None else declared
 
 
 _NAME_RE = re.compile(r"[^A-Za-z0-9_-]+")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Protocol, runtime_checkable
 
@@ -25,7 +24,7 @@ class RepairContext(BaseModel):
     """What a repairer gets: the original request (with the key, for the client), the last failed
     output and its issues, and which repair this is (1-based)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     prepared: PreparedRun
     request: LLMRequest
@@ -37,7 +36,7 @@ class RepairContext(BaseModel):
 class RepairResult(BaseModel):
     """A repaired generation; it is validated again by the runner."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     response: LLMResponse
 
@@ -93,4 +92,6 @@ class DefaultOutputRepairer:
         request = repair_request(context)
         if isinstance(self._client, AsyncClient):
             return RepairResult(response=await self._client.agenerate(request))
+        import asyncio  # already loaded: this coroutine runs on an event loop
+
         return RepairResult(response=await asyncio.to_thread(self._client.generate, request))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import uuid
@@ -24,11 +23,15 @@ from scriptorium.errors import (
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
+from scriptorium.llm.wire import wire_view
+from scriptorium.observe import scope as run_scope
+from scriptorium.observe.observer import Observer
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
 from scriptorium.prompt.renderer import Renderer
 from scriptorium.promptdef.model import PromptDefinition
 from scriptorium.promptdef.repository import Repository as PromptRepository
+from scriptorium.usecase import observed
 from scriptorium.usecase import prepare as steps
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
 from scriptorium.usecase.hashes import prompt_and_request_hashes
@@ -43,6 +46,7 @@ from scriptorium.usecase.model import (
     SettingSource,
 )
 from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
+from scriptorium.usecase.unicode import checked_verdict as unicode_checked
 from scriptorium.validate.model import (
     LoadedSchema,
     OutputContract,
@@ -111,8 +115,10 @@ class Runner:
         clock: Clock | None = None,
         new_id: NewId | None = None,
         default_profile: str | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self._prompts = prompts
+        self._observer = observer
         self._profiles = profiles
         self._artifacts = artifacts
         self._renderer = renderer
@@ -145,27 +151,43 @@ class Runner:
         """Prepare, generate, validate and (when allowed) repair."""
         started = self._clock()
         run_id = self._new_id()
+        if self._observer is not None:
+            return observed.run_observed(self, self._observer, request, run_id, started)
         plan = self._plan(request)
-        flow = self._flow(plan)
-        call = next(flow)
-        while True:
-            try:
-                call = flow.send(self._call(call, plan))
-            except StopIteration as done:
-                return self._result(run_id, started, plan, done.value)
+        prepared = plan.prepared
+        token = run_scope.enter_for_logs(run_id, prepared.prompt_id, prepared.request_hash)
+        try:
+            flow = self._flow(plan)
+            call = next(flow)
+            while True:
+                try:
+                    call = flow.send(self._call(call, plan))
+                except StopIteration as done:
+                    return self._result(run_id, started, plan, done.value)
+        finally:
+            if token is not None:
+                run_scope.leave(token)
 
     async def arun(self, request: RunRequest) -> RunResult:
         """The async twin of :meth:`run`, with the same contract."""
         started = self._clock()
         run_id = self._new_id()
+        if self._observer is not None:
+            return await observed.arun_observed(self, self._observer, request, run_id, started)
         plan = self._plan(request)
-        flow = self._flow(plan)
-        call = next(flow)
-        while True:
-            try:
-                call = flow.send(await self._acall(call, plan))
-            except StopIteration as done:
-                return self._result(run_id, started, plan, done.value)
+        prepared = plan.prepared
+        token = run_scope.enter_for_logs(run_id, prepared.prompt_id, prepared.request_hash)
+        try:
+            flow = self._flow(plan)
+            call = next(flow)
+            while True:
+                try:
+                    call = flow.send(await self._acall(call, plan))
+                except StopIteration as done:
+                    return self._result(run_id, started, plan, done.value)
+        finally:
+            if token is not None:
+                run_scope.leave(token)
 
     # -- prepare ----------------------------------------------------------------------------
 
@@ -216,12 +238,15 @@ class Runner:
             structured_output=structured,
             session_id=rendered.session_id,
             metadata=request.metadata,
-            pricing=None if profile.pricing is None else profile.pricing.model_dump(),
+            pricing=None if profile.pricing is None else _pricing(profile),
             options=profile.options,
             profile_source=profile.source,
+            prompt_id=prompt_id,
         )
+        # What the provider's adapter sends: prepare shows that, not the request before it.
+        view = wire_view(llm_request)
         prompt_hash, request_hash = prompt_and_request_hashes(
-            rendered, llm_request, contract.schema_hash
+            rendered, llm_request, contract.schema_hash, shown_system=view.system
         )
         prepared = PreparedRun(
             prompt_id=prompt_id,
@@ -232,10 +257,11 @@ class Runner:
             target=target,
             settings=settings,
             settings_sources=sources,
+            ignored_settings=view.ignored_settings,
             output=contract,
             artifacts=tuple(ArtifactRecord(**a.summary()) for a in artifacts.values()),
             inputs_hash=hash_bytes(inputs_json),
-            system=rendered.system,
+            system=view.system,
             messages=rendered.messages,
             session_id=rendered.session_id,
             rendered_prompt_hash=prompt_hash,
@@ -327,6 +353,7 @@ class Runner:
     def _judge(self, response: LLMResponse, contract: OutputContract) -> ValidationResult:
         with translate(ValidationError, "validating the output"):
             verdict = self._validator.validate(response.text, contract)
+        verdict = unicode_checked(verdict, response)
         keyword = _NO_REPAIR_AFTER.get(response.finish_reason)
         if keyword is not None:
             why = (
@@ -359,6 +386,8 @@ class Runner:
     async def _acall(
         self, call: _Call, plan: _Plan
     ) -> LLMResponse | RepairResult | LLMGenerateError:
+        import asyncio  # not at module level: already loaded here, and slow to import for sync use
+
         if isinstance(call, _Generate):
             with self._llm_boundary(plan, "calling the model"):
                 sync_client, async_client = self._client_kinds()
@@ -427,6 +456,7 @@ class Runner:
             usage=usage,
             finish_reason=last.finish_reason,
             model=last.model or plan.prepared.target.model,
+            metadata=_result_metadata(last, plan.prepared),
         )
         log.debug(
             "run %s prompt=%s valid=%s attempts=%d llm_calls=%d",
@@ -435,6 +465,11 @@ class Runner:
             verdict.valid,
             len(attempts),
             usage.llm_calls,
+            extra={
+                "run_id": run_id,
+                "prompt_id": plan.prepared.prompt_id,
+                "request_hash": plan.prepared.request_hash,
+            },
         )
         return result
 
@@ -451,6 +486,20 @@ def _contract(
 ) -> tuple[OutputContract, StructuredOutput | None]:
     contract = steps.output_contract(definition, loaded, repair_attempts)
     return contract, steps.structured_output(definition, contract)
+
+
+def _pricing(profile: Profile) -> dict[str, float] | None:
+    # Prices not stated stay out: the pricing module derives them (null means the same).
+    return None if profile.pricing is None else profile.pricing.model_dump(exclude_none=True)
+
+
+def _result_metadata(response: LLMResponse, prepared: PreparedRun) -> dict[str, Any]:
+    """The last generation's adapter metadata; ``ignored_settings`` always said, from the prepared
+    run when the client did not report it (an injected client knows nothing of the provider)."""
+    metadata = dict(response.metadata)
+    if "ignored_settings" not in metadata:
+        metadata["ignored_settings"] = list(prepared.ignored_settings)
+    return metadata
 
 
 def _profile_hash(profile: Profile) -> str:

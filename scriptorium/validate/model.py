@@ -12,7 +12,7 @@ __all__ = ["LoadedSchema", "OutputContract", "ValidationIssue", "ValidationResul
 class ValidationIssue(BaseModel):
     """One way the output failed its contract. ``path`` is a JSON Pointer into the value."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     path: str = ""
     message: str
@@ -22,7 +22,7 @@ class ValidationIssue(BaseModel):
 class LoadedSchema(BaseModel):
     """A schema document loaded and compiled (``Validator.load_schema``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     document: dict[str, Any] | bool
     hash: str
@@ -36,7 +36,7 @@ class LoadedSchema(BaseModel):
 class OutputContract(BaseModel):
     """The effective output contract of a run (``PreparedRun.output``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     format: Literal["text", "json", "json_schema"] = "text"
     schema_: dict[str, Any] | bool | None = Field(default=None, alias="schema")
@@ -49,7 +49,7 @@ class OutputContract(BaseModel):
 class ValidationResult(BaseModel):
     """The content verdict on an output. Invalid output is a result, not an exception."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     valid: bool
     format: Literal["text", "json", "json_schema"] = "text"

@@ -14,11 +14,10 @@ import os
 import posixpath
 import re
 import threading
-from pathlib import Path
 from typing import Any
 
-import yaml
-
+from scriptorium._files import ConfinedDir, FileProblem, FileSignature, signature
+from scriptorium._loading import FormatProblem, decode_utf8, load_yaml
 from scriptorium.errors import ValidationError, translate
 
 __all__ = ["MAX_SCHEMA_BYTES", "SchemaFiles", "base_dir", "check_json_data"]
@@ -54,11 +53,9 @@ class SchemaFiles:
     """Reads schema documents from files under ``root`` (no I/O until the first read)."""
 
     def __init__(self, root: str | os.PathLike[str] | None) -> None:
-        self._root_arg = root
-        self._root: Path | None = None
-        self._cache: dict[str, tuple[int, int, Any]] = {}
-        # relative path -> (identity of the file it resolved to, its document): the per-run check.
-        self._seen: dict[str, tuple[tuple[int, int, int, int], Any]] = {}
+        self._dir = None if root is None else ConfinedDir(root)
+        # relative path -> (signature of the file it named, its document): the per-run check.
+        self._seen: dict[str, tuple[FileSignature, Any]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -67,61 +64,39 @@ class SchemaFiles:
         return _normalize(ref, directory)
 
     def load(self, relative: str) -> Any:
-        """The document in the root-relative file ``relative``; any failure is ValidationError."""
+        """The document in the root-relative file ``relative``; any failure is ValidationError.
+
+        The file is read the one way every file is read (confined to the root after resolving
+        links, a regular file only, never more than :data:`MAX_SCHEMA_BYTES`), so a FIFO or a
+        device is refused without blocking, and messages name the relative path only.
+        """
+        if self._dir is None:
+            raise ValidationError(
+                f"schema {relative!r} is a file reference, but no prompts root is configured",
+                path=relative,
+            )
+        suffix = posixpath.splitext(relative)[1].lower()
+        if suffix not in _SUFFIXES:
+            raise ValidationError(
+                f"schema {relative!r} must be a .json, .yaml or .yml file", path=relative
+            )
         seen = self._seen.get(relative)
-        if seen is not None and seen[0] == _identity(self._root, relative):
-            # The same file (device, inode, mtime, size) that was resolved, confined and parsed
-            # last time: resolving the path again (a realpath per run) would change nothing.
+        if seen is not None and seen[0] == self._dir.current(relative):
+            # The same file version that was resolved, confined and parsed last time: resolving
+            # the path again (a realpath per run) would change nothing.
             return seen[1]
-        root = self._resolved_root(relative)
-        with translate(ValidationError, f"reading schema {relative!r}", path=relative):
-            real = (root / relative).resolve(strict=True)
-            if not real.is_relative_to(root):
-                raise ValidationError(
-                    f"schema {relative!r} resolves outside the prompts directory", path=relative
-                )
-            if real.suffix.lower() not in _SUFFIXES:
-                raise ValidationError(
-                    f"schema {relative!r} must be a .json, .yaml or .yml file", path=relative
-                )
-            stat = real.stat()
-            key = str(real)
-            cached = self._cache.get(key)
-            if cached is not None and cached[:2] == (stat.st_mtime_ns, stat.st_size):
-                return cached[2]
-            if stat.st_size > MAX_SCHEMA_BYTES:
-                raise ValidationError(
-                    f"schema {relative!r} is larger than {MAX_SCHEMA_BYTES} bytes", path=relative
-                )
-            text = real.read_bytes().decode("utf-8-sig")
-        document = _parse(text, real.suffix.lower(), relative)
-        identity = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        try:
+            read = self._dir.read(relative, max_bytes=MAX_SCHEMA_BYTES)
+        except FileProblem as err:
+            raise ValidationError(f"schema {err}", path=relative) from err
+        try:
+            text = decode_utf8(read.data)
+        except FormatProblem as err:
+            raise ValidationError(f"schema {relative!r}: {err}", path=relative) from err
+        document = _parse(text, suffix, relative)
         with self._lock:
-            self._cache[key] = (stat.st_mtime_ns, stat.st_size, document)
-            self._seen[relative] = (identity, document)
+            self._seen[relative] = (signature(read.stat), document)
         return document
-
-    def _resolved_root(self, relative: str) -> Path:
-        if self._root is None:
-            if self._root_arg is None:
-                raise ValidationError(
-                    f"schema {relative!r} is a file reference, but no prompts root is configured",
-                    path=relative,
-                )
-            with translate(ValidationError, "resolving the prompts root", path=relative):
-                self._root = Path(self._root_arg).resolve(strict=True)
-        return self._root
-
-
-def _identity(root: Path | None, relative: str) -> tuple[int, int, int, int] | None:
-    """Device, inode, mtime and size of the file ``relative`` names now (following links)."""
-    if root is None:
-        return None
-    try:
-        stat = os.stat(os.path.join(root, relative))
-    except (OSError, ValueError):
-        return None
-    return (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -132,8 +107,10 @@ def _parse(text: str, suffix: str, relative: str) -> Any:
     if suffix == ".json":
         with translate(ValidationError, f"parsing schema {relative!r}", path=relative):
             return json.loads(text, parse_constant=_refuse_constant)
-    with translate(ValidationError, f"parsing schema {relative!r}", path=relative):
-        document = yaml.safe_load(text)
+    try:
+        document = load_yaml(text)
+    except FormatProblem as err:
+        raise ValidationError(f"parsing schema {relative!r}: {err}", path=relative) from err
     check_json_data(document, relative)
     return document
 

@@ -18,6 +18,7 @@ import pytest
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.anthropic import AnthropicClient, SDKFactory
+from scriptorium.llm.anthropic_body import build_body
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
 from scriptorium.llm.retry import RetryHooks, RetryInfo
 from scriptorium.profile.model import ExecutionSettings
@@ -205,6 +206,26 @@ def test_the_key_is_sent_and_the_sdk_retries_are_off(
     headers = server.requests[-1].headers
     assert CANARY in headers.get("x-api-key", "") + headers.get("authorization", "")
     assert headers["x-stainless-retry-count"] == "0"
+
+
+def test_the_posted_body_is_build_body_and_the_sdk_headers_stay(
+    server: FakeAnthropicServer, client: AnthropicClient
+) -> None:
+    """The prebuilt body goes out as it is, with the SDK's version, auth and content headers."""
+    server.reply('{"name": "Ada", "age": 36}')
+    request = make_request(
+        server.url,
+        system="Be brief.",
+        structured=StructuredOutput(schema_=PERSON, strategy="native"),
+        settings=ExecutionSettings(max_tokens=99, stop_sequences=("END",)),
+    )
+    client.generate(request)
+    sent = server.requests[-1]
+    assert sent.body == build_body(request).body
+    assert sent.path == "/v1/messages"
+    assert sent.headers["anthropic-version"]
+    assert sent.headers["content-type"] == "application/json"
+    assert CANARY in sent.headers.get("x-api-key", "") + sent.headers.get("authorization", "")
 
 
 def test_headers_from_the_sdk_environment_variables_are_not_sent(

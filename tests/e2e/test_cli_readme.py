@@ -60,7 +60,8 @@ def test_every_python_example_runs(
 ) -> None:
     monkeypatch.chdir(REPO)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    examples = blocks("python")
+    # A block whose first line says what it needs (a collector, a key) is shown, not run here.
+    examples = [b for b in blocks("python") if not b.startswith("# needs:")]
     assert len(examples) >= 3
     for number, source in enumerate(examples):
         namespace: dict[str, object] = {}

@@ -315,10 +315,14 @@ def test_a_prompt_run_with_the_profile_provider_goes_through_the_engine(project:
         "charge",
         "charge",
         "iteration_done",
+        "result",
         "exit",
     ]
     assert done.messages[2] == {"op": "log", "level": "info", "msg": "calling fake-1"}
     assert done.messages[-1]["summary"] == "Hi Ada, welcome."
+    result = done.messages[-2]["result"]
+    assert result["output"]["text"] == "Hi Ada, welcome."
+    assert result["prepared"]["prompt_id"] == "greet"
     # The fake provider estimates a token per four characters of prompt and answer; cost 0.
     assert ledger.totals["tokens"] > 0
     assert ledger.totals["cost_micro"] == 0
@@ -329,7 +333,10 @@ def test_a_prompt_run_with_the_mock_provider_charges_the_mock_usage(project: Pat
     payload = {"prompt_id": "greet", "inputs": {"name": "Ada"}}
     done = run_kernel(mock_env(), init_line(payload), cwd=project)
     assert done.returncode == 0, done.stderr
-    assert done.messages[1:] == [
+    result = done.messages[-2]
+    assert result["op"] == "result"
+    assert result["result"]["output"]["text"] == MOCK["text"]
+    assert done.messages[1:-2] + done.messages[-1:] == [
         {"op": "iteration_start", "iter": 1},
         {"op": "log", "level": "info", "msg": "calling fake-1"},
         {"op": "charge", "dim": "tokens", "amount": 30},

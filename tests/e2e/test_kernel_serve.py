@@ -112,8 +112,9 @@ def test_an_invalid_prompt_output_completes_with_a_warning_log(tmp_path: Path) -
     payload = {"prompt_id": "classify", "inputs": {"text": "a"}, "root": str(tmp_path)}
     code, messages = _serve(_init(payload), {}, FakeClient(["not json at all"]))
     assert code == EXIT_COMPLETED
-    assert _ops(messages)[-3:] == ["log", "iteration_done", "exit"]
-    assert messages[-3]["level"] == "warning"
+    assert _ops(messages)[-4:] == ["log", "iteration_done", "result", "exit"]
+    assert messages[-4]["level"] == "warning"
+    assert messages[-2]["result"]["validation"]["valid"] is False
     assert messages[-1]["summary"] == "not json at all"
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.errors import PromptRenderError
+from scriptorium.errors import PromptLoadError, PromptRenderError
 from scriptorium.prompt.jinja import JinjaRenderer
 from scriptorium.prompt.model import RenderedPrompt
 from scriptorium.promptdef.model import PromptDefinition, Section
@@ -71,15 +71,16 @@ sections = st.lists(
 def test_rendering_returns_a_prompt_or_raises_prompt_render_error(
     sections: list[Section], session_id: str | None, values: dict[str, Any]
 ) -> None:
-    """No other exception escapes render, and what it returns keeps the bounds and rules."""
+    """No other exception escapes render (a template that does not compile is a PromptLoadError),
+    and what it returns keeps the bounds and rules."""
     shaped = PromptDefinition(id="prop", sections=tuple(sections), session_id=session_id)
     try:
-        prompt: RenderedPrompt | PromptRenderError = RENDERER.render(
+        prompt: RenderedPrompt | PromptRenderError | PromptLoadError = RENDERER.render(
             shaped, inputs=values, artifacts={}
         )
-    except PromptRenderError as err:
+    except (PromptRenderError, PromptLoadError) as err:
         prompt = err
-    if isinstance(prompt, PromptRenderError):
+    if isinstance(prompt, PromptRenderError | PromptLoadError):
         assert prompt.prompt_id == "prop"
         return
     texts = [m.content for m in prompt.messages] + ([prompt.system] if prompt.system else [])

@@ -59,5 +59,7 @@ def test_assembled_hashes_equal_the_plain_ones(
     )
     plain = hash_json(rendered.hash_form()), hash_json(request.hash_form())
     for _ in range(2):  # the first call checks the assembly, later ones use it
-        assert prompt_and_request_hashes(rendered, request, schema_hash) == plain
+        assert prompt_and_request_hashes(rendered, request, schema_hash, shown_system=system) == (
+            plain
+        )
     assert hashes._state["assemble"], "the assembly disagreed once and was switched off"

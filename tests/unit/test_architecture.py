@@ -38,6 +38,7 @@ ADAPTER_MODULES = (
     "scriptorium.llm.router",
     "scriptorium.llm.retry",
     "scriptorium.llm._clients",
+    "scriptorium.observe.otel",
     "scriptorium.engine",
     "scriptorium.cli",
     "scriptorium.kernel",
@@ -55,6 +56,7 @@ THIRD_PARTY_ADAPTERS = (
     "anthropic",
     "openai",
     "httpx",
+    "opentelemetry",
 )
 
 PORT_MODULES = sorted(
@@ -123,7 +125,7 @@ def _modules_after(code: str) -> set[str]:
 def test_import_scriptorium_is_light() -> None:
     """import scriptorium loads no provider SDK, jsonschema or jinja2."""
     loaded = _modules_after("import scriptorium")
-    for heavy in ("anthropic", "openai", "jsonschema", "jinja2", "httpx"):
+    for heavy in ("anthropic", "openai", "jsonschema", "jinja2", "httpx", "opentelemetry"):
         assert heavy not in loaded
 
 
@@ -134,6 +136,7 @@ def test_engine_and_testing_do_not_load_provider_sdks() -> None:
     )
     assert "anthropic" not in loaded
     assert "openai" not in loaded
+    assert "opentelemetry" not in loaded
 
 
 def test_dunder_all_matches_the_public_surface() -> None:

@@ -70,16 +70,32 @@ def test_unknown_reason_is_a_programming_error() -> None:
 
 
 def test_translate_keeps_the_cause_and_scrubs_secrets() -> None:
-    """A foreign exception becomes the sentinel, cause kept, secret removed from the message."""
+    """A foreign exception becomes the sentinel; a cause holding the secret is replaced by a
+    scrubbed stand-in naming its class, and the secret is removed from the message."""
     cause = RuntimeError("token s3cr3t rejected")
     with (
         pytest.raises(errors.PromptLoadError) as caught,
         errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t"], prompt_id="p"),
     ):
         raise cause
-    assert caught.value.__cause__ is cause
+    stand_in = caught.value.__cause__
+    assert isinstance(stand_in, errors.ForeignError)
+    assert stand_in.original_type == "RuntimeError"
+    assert "s3cr3t" not in str(stand_in)
+    assert "rejected" in str(stand_in)
     assert "s3cr3t" not in str(caught.value)
     assert caught.value.prompt_id == "p"
+
+
+def test_translate_keeps_a_cause_that_holds_no_secret() -> None:
+    """A cause without the secret stays the very exception that was raised."""
+    cause = RuntimeError("connection reset")
+    with (
+        pytest.raises(errors.PromptLoadError) as caught,
+        errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t"]),
+    ):
+        raise cause
+    assert caught.value.__cause__ is cause
 
 
 def test_translate_lets_own_errors_through() -> None:

@@ -15,6 +15,7 @@ from scriptorium.llm.pricing import (
     PRICE_TABLE_SOURCE,
     ModelPrice,
     cost_micro,
+    derived_cache_price,
     price_for,
 )
 
@@ -26,7 +27,7 @@ def test_the_table_is_dated_and_sourced() -> None:
 
 def test_every_price_is_integer_micro_usd_per_million_tokens() -> None:
     for price in PRICE_TABLE.values():
-        assert all(type(v) is int and v >= 0 for v in vars(price).values())
+        assert all(type(v) is int and v >= 0 for v in vars(price).values() if v is not None)
     assert PRICE_TABLE["claude-sonnet-4-6"] == ModelPrice(3_000_000, 15_000_000, 3_750_000, 300_000)
 
 
@@ -86,14 +87,30 @@ def test_a_profile_override_wins_and_is_converted_exactly() -> None:
     assert cost_micro("claude-sonnet-4-6", usage, override) == (300_000, None)
 
 
-def test_an_override_prices_an_unknown_model_and_fills_cache_classes_from_input() -> None:
+def test_an_override_prices_an_unknown_model_and_derives_cache_classes_from_input() -> None:
+    """Cache write 1.25x and cache read 0.1x of the override's input price."""
     usage = Usage(cache_creation_input_tokens=10**6, cache_read_input_tokens=10**6)
-    assert cost_micro("my-local-llama", usage, {"input": 2.0, "output": 4.0}) == (4_000_000, None)
+    assert cost_micro("my-local-llama", usage, {"input": 2.0, "output": 4.0}) == (2_700_000, None)
 
 
-def test_an_override_without_cache_prices_keeps_the_table_cache_prices() -> None:
+def test_an_override_without_cache_prices_derives_them_from_its_own_input_price() -> None:
+    """A profile's input price decides its cache prices, not the table's (which it overrides)."""
     usage = Usage(cache_read_input_tokens=10**6)
-    assert cost_micro("claude-sonnet-4-6", usage, {"input": 1.0, "output": 1.0}) == (300_000, None)
+    assert cost_micro("claude-sonnet-4-6", usage, {"input": 1.0, "output": 1.0}) == (100_000, None)
+
+
+def test_null_cache_prices_mean_the_same_as_missing_ones() -> None:
+    usage = Usage(cache_creation_input_tokens=10**6, cache_read_input_tokens=10**6)
+    override = {"input": 2.0, "output": 4.0, "cache_write": None, "cache_read": None}
+    assert cost_micro("x", usage, override) == cost_micro("x", usage, {"input": 2.0, "output": 4.0})
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("cache_write", 3_750_000), ("cache_write_1h", 6_000_000), ("cache_read", 300_000)],
+)
+def test_derived_cache_prices_use_the_standard_multipliers(name: str, expected: int) -> None:
+    assert derived_cache_price(3_000_000, name) == expected
 
 
 @settings(max_examples=100, deadline=None)

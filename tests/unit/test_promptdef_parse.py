@@ -121,7 +121,7 @@ def test_dates_stay_strings_so_the_definition_has_a_json_form() -> None:
         ("version: 1\nversion: 2", "duplicate key"),
         ("inputs: {maximum: .inf}", "non-finite"),
         ("inputs: {1: x}", "keys must be strings"),
-        ("inputs: {blob: !!binary aGk=}", "bytes"),
+        ("inputs: {blob: !!binary aGk=}", "explicit tags"),
         ("profile: Not A Name", "profile"),
         ("description: [", "invalid YAML at line 2"),
     ],

@@ -90,7 +90,8 @@ def test_the_key_is_never_written(tmp_path: Path) -> None:
     assert CANARY not in text
     (line,) = text.splitlines()
     entry = json.loads(line)
-    assert set(entry) == {"request_hash", "request", "response"}
+    assert set(entry) == {"hash_version", "request_hash", "request", "response"}
+    assert entry["hash_version"] == 2
     assert entry["request"] == make_request().hash_form()
 
 
@@ -144,3 +145,68 @@ def test_verify_reports_how_many_requests_the_cassette_answers(tmp_path: Path) -
     ReplayClient(cassette, mode="record", inner=FakeClient(["x"])).generate(make_request())
     response = ReplayClient(cassette).verify(Target(provider="replay", model="m"))
     assert response.metadata == {"verified": "cassette", "cassette": "run.jsonl", "entries": 1}
+
+
+def test_replayed_responses_say_so(tmp_path: Path) -> None:
+    """``metadata["replayed"]`` marks an answer that no provider gave now."""
+    cassette = tmp_path / "run.jsonl"
+    recorded = ReplayClient(cassette, mode="record", inner=FakeClient([RECORDED]))
+    assert "replayed" not in recorded.generate(make_request()).metadata
+    assert ReplayClient(cassette).generate(make_request()).metadata["replayed"] is True
+
+
+def test_moving_the_endpoint_still_hits_the_cassette(tmp_path: Path) -> None:
+    """Recorded through one endpoint, replayed through another: the same request, the same key."""
+    cassette = tmp_path / "run.jsonl"
+    here = make_request().model_copy(
+        update={
+            "target": Target(provider="replay", model="gpt-4o-mini", endpoint="http://127.0.0.1:1")
+        }
+    )
+    there = here.model_copy(
+        update={
+            "target": Target(provider="replay", model="gpt-4o-mini", endpoint="https://p.example")
+        }
+    )
+    ReplayClient(cassette, mode="record", inner=FakeClient([RECORDED])).generate(here)
+    assert request_hash(here) == request_hash(there)
+    assert ReplayClient(cassette).generate(there).text == "A summary."
+
+
+def _form_1_line(request: LLMRequest, endpoint: str | None) -> str:
+    """A cassette line as written when the hash still covered the endpoint."""
+    form = request.hash_form()
+    form["target"] = {**form["target"], "endpoint": endpoint}
+    entry = {
+        "request_hash": hashing.hash_json(form),
+        "request": form,
+        "response": RECORDED.model_dump(mode="json"),
+    }
+    return json.dumps(entry) + "\n"
+
+
+def test_a_cassette_of_the_first_hash_form_is_read_not_missed(tmp_path: Path) -> None:
+    """A line without ``hash_version`` gets its key recomputed from the request it stores."""
+    cassette = tmp_path / "old.jsonl"
+    cassette.write_text(_form_1_line(make_request(), "http://127.0.0.1:9"), encoding="utf-8")
+    assert ReplayClient(cassette).generate(make_request()).text == "A summary."
+
+
+def test_a_first_form_line_without_its_request_and_an_unknown_form_are_refused(
+    tmp_path: Path,
+) -> None:
+    """What cannot be read is refused by line number, never silently missed."""
+    cassette = tmp_path / "bad.jsonl"
+    cassette.write_text(
+        json.dumps({"request_hash": "sha256:00", "response": {}}) + "\n", encoding="utf-8"
+    )
+    with pytest.raises(LLMGenerateError, match=r"line 1 .*form 1") as old:
+        ReplayClient(cassette).generate(make_request())
+    assert old.value.reason == "config"
+    cassette.write_text(
+        json.dumps({"hash_version": 99, "request_hash": "sha256:00", "response": {}}) + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(LLMGenerateError, match="form 99") as new:
+        ReplayClient(cassette).generate(make_request())
+    assert new.value.reason == "config"

@@ -1,0 +1,216 @@
+"""``create_app``: the Starlette application, and the outer layer every request goes through.
+
+That layer (:class:`Guard`) gives each request an id, checks the bearer token, turns every failure
+into the JSON error body with the status of the mapping in :mod:`scriptorium.httpapi.errors`, and
+writes one access-log line per request. Routes are plain functions, one module each, that raise
+sentinels and return answers.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from scriptorium.errors import InvalidRequestError, ScriptoriumError
+from scriptorium.httpapi.catalog import profiles_route, prompt_route, prompts_route
+from scriptorium.httpapi.errors import ApiError, error_body, retry_after_header, status_for
+from scriptorium.httpapi.prepare import prepare_route
+from scriptorium.httpapi.responses import REQUEST_ID_KEY, json_response, request_id
+from scriptorium.httpapi.runs import run_route
+from scriptorium.httpapi.service import Service
+
+if TYPE_CHECKING:
+    from scriptorium.engine import Engine
+
+__all__ = ["ACCESS_LOGGER", "create_app"]
+
+#: The logger of the access log: one INFO line per request (id, method, route, status, duration).
+ACCESS_LOGGER = "scriptorium.httpapi.access"
+_access = logging.getLogger(ACCESS_LOGGER)
+_log = logging.getLogger("scriptorium.httpapi")
+
+#: Routes that answer without a token (a load balancer's health probe has none).
+_OPEN_PATHS = frozenset({"/healthz"})
+# A caller's own X-Request-ID is kept when it is a plain token; anything else could forge log lines.
+_CALLER_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+
+
+async def health_route(request: Request) -> Response:
+    """``GET /healthz``: the process answers. No token, no engine work."""
+    return json_response({"status": "ok"})
+
+
+async def openapi_route(request: Request) -> Response:
+    """``GET /openapi.json``."""
+    service: Service = request.app.state.service
+    return json_response(service.openapi())
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    # Starlette's own refusals (unknown route, method not allowed) in the same error body.
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
+    message = {404: f"no route {request.url.path}", 405: "method not allowed here"}.get(
+        status, "the request cannot be served"
+    )
+    body = error_body(ApiError(status, code, message), request_id(request))
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    return json_response(body, status, headers)
+
+
+def _new_request_id(scope: Scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"x-request-id":
+            given = str(value.decode("latin-1"))
+            if _CALLER_ID.match(given):
+                return given
+    return uuid.uuid4().hex
+
+
+class Guard:
+    """The outer layer: request id, bearer auth, error bodies, access log (pure ASGI, so it adds
+    no task or copy per request)."""
+
+    def __init__(self, app: ASGIApp, *, service: Service) -> None:
+        self.app = app
+        self.service = service
+        token = service.token
+        self._expected = None if token is None else token.encode("utf-8")
+
+    def _authorized(self, scope: Scope) -> bool:
+        if self._expected is None or scope["path"] in _OPEN_PATHS:
+            return True
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                # compare_digest runs in time independent of where the first difference is.
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    given.strip(), self._expected
+                )
+        return False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = _new_request_id(scope)
+        scope[REQUEST_ID_KEY] = rid
+        started = time.perf_counter()
+        state: dict[str, Any] = {"status": 0}
+
+        async def tagged(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["status"] = message["status"]
+                headers = [*message.get("headers", ()), (b"x-request-id", rid.encode("ascii"))]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            if not self._authorized(scope):
+                raise ApiError(
+                    401,
+                    "unauthorized",
+                    "a valid 'Authorization: Bearer <token>' header is required",
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+            await self.app(scope, receive, tagged)
+        except Exception as err:
+            if state["status"]:
+                # The answer has begun: nothing can be said any more but to the log.
+                _log.error("request %s failed after its answer began", rid, exc_info=err)
+            else:
+                await _failure(err, rid)(scope, receive, tagged)
+        finally:
+            route = scope.get("route")
+            _access.info(
+                "%s %s %s %s %.1fms",
+                rid,
+                scope.get("method", "-"),
+                getattr(route, "path", None) or scope.get("path", "-"),
+                state["status"],
+                (time.perf_counter() - started) * 1000,
+                extra={
+                    "request_id": rid,
+                    "method": scope.get("method"),
+                    "route": getattr(route, "path", None),
+                    "status": state["status"],
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                },
+            )
+
+
+def _failure(err: Exception, rid: str) -> Response:
+    if isinstance(err, ApiError):
+        return json_response(error_body(err, rid), err.status, err.headers)
+    if isinstance(err, ScriptoriumError):
+        return json_response(error_body(err, rid), status_for(err), retry_after_header(err))
+    # A bug of ours. The type only: a foreign message could quote anything it was given.
+    _log.error("request %s: unexpected %s", rid, type(err).__name__, exc_info=err)
+    internal = ApiError(
+        500, "internal", f"unexpected {type(err).__name__}; the server log has request {rid}"
+    )
+    return json_response(error_body(internal, rid), 500)
+
+
+def create_app(
+    engine: Engine,
+    *,
+    token: str | None = None,
+    max_body_bytes: int = 32 * 2**20,
+    concurrency: int = 64,
+    allow_client_keys: bool = False,
+    allow_artifact_refs: bool | None = None,
+) -> Starlette:
+    """The ASGI app serving ``engine`` over HTTP.
+
+    ``token``: when set, every route but ``/healthz`` needs ``Authorization: Bearer <token>``.
+    ``max_body_bytes``: larger bodies get 413. ``concurrency``: runs in flight at once (the rest
+    wait). ``allow_client_keys``: accept a request's own ``api_key`` (refused with 400 otherwise).
+    ``allow_artifact_refs``: read string artifact references as files under the engine's artifact
+    root; by default only when the engine was given an ``artifact_root``, else artifacts must come
+    by value.
+    """
+    if token is not None and not token:
+        raise InvalidRequestError("token must not be empty (use None for no token)", field="token")
+    if concurrency < 1:
+        raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
+    if max_body_bytes < 1:
+        raise InvalidRequestError("max_body_bytes must be at least 1", field="max_body_bytes")
+    if allow_artifact_refs is None:
+        allow_artifact_refs = getattr(engine, "artifact_root", None) is not None
+    service = Service(
+        engine=engine,
+        token=token,
+        max_body_bytes=max_body_bytes,
+        concurrency=concurrency,
+        allow_client_keys=allow_client_keys,
+        allow_artifact_refs=allow_artifact_refs,
+    )
+    routes = [
+        Route("/v1/runs", run_route, methods=["POST"]),
+        Route("/v1/prepare", prepare_route, methods=["POST"]),
+        Route("/v1/prompts", prompts_route, methods=["GET"]),
+        Route("/v1/prompts/{id:path}", prompt_route, methods=["GET"]),
+        Route("/v1/profiles", profiles_route, methods=["GET"]),
+        Route("/healthz", health_route, methods=["GET"]),
+        Route("/openapi.json", openapi_route, methods=["GET"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(Guard, service=service)],
+        exception_handlers={HTTPException: _http_exception},
+    )
+    app.state.service = service
+    return app

@@ -1,0 +1,245 @@
+"""The OpenAPI 3.1 document of the API, generated from the pydantic models' JSON Schemas.
+
+Request and answer bodies are the very models the routes parse and send (``RunRequest`` as
+validated, ``RunResult``/``PreparedRun`` as serialised), so a client generated from this document
+speaks what the server speaks. Built once per app.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scriptorium import __version__
+
+__all__ = ["ERROR_STATUSES", "build_openapi"]
+
+_REF = "#/components/schemas/{model}"
+
+#: Per route, the error statuses it may answer with, and when.
+ERROR_STATUSES: dict[int, str] = {
+    400: "invalid_request, profile_required, artifact_load; a body that is not JSON or has "
+    "unknown fields",
+    401: "unauthorized: missing or wrong bearer token",
+    404: "prompt_load / profile_load with reason not_found",
+    413: "the body is over the server's limit; an artifact over its size limit",
+    422: "prompt_render; output_invalid with ?require_valid=true",
+    500: "server configuration: a broken prompt or profile file, validation (schema), "
+    "api_key_env_missing, api_key_required, llm_generate config / provider_unavailable; "
+    "internal for anything else",
+    502: "llm_generate: the provider failed (auth, permission, server_error, connection, "
+    "invalid_response, ...)",
+    503: "llm_generate rate_limited / overloaded / quota; see Retry-After",
+    504: "llm_generate timeout: the run's time budget was spent",
+}
+
+_RUN_ERRORS = (400, 401, 404, 413, 422, 500, 502, 503, 504)
+_PREPARE_ERRORS = (400, 401, 404, 413, 422, 500)
+_PROMPT_ERRORS = (400, 401, 404, 500)
+
+
+def _schemas() -> dict[str, Any]:
+    from pydantic.json_schema import models_json_schema
+
+    from scriptorium.httpapi import schemas
+    from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+
+    models: list[tuple[Any, Any]] = [
+        (RunRequest, "validation"),
+        (RunResult, "serialization"),
+        (PreparedRun, "serialization"),
+        (schemas.ErrorBody, "serialization"),
+        (schemas.PromptList, "serialization"),
+        (schemas.PromptDetail, "serialization"),
+        (schemas.ProfileList, "serialization"),
+        (schemas.Health, "serialization"),
+    ]
+    keys, document = models_json_schema(models, by_alias=True, ref_template=_REF)
+    components: dict[str, Any] = document.get("$defs", {})
+    names = {model: key["$ref"].rsplit("/", 1)[-1] for (model, _), key in keys.items()}
+    # The 422 of a run holds the RunResult itself, by reference.
+    components["OutputInvalidBody"] = {
+        "type": "object",
+        "title": "OutputInvalidBody",
+        "description": "422 with ?require_valid=true: the error and the whole RunResult.",
+        "required": ["error", "result"],
+        "properties": {
+            "error": {"$ref": _REF.format(model="ErrorDetail")},
+            "result": {"$ref": _REF.format(model=names[RunResult])},
+        },
+    }
+    components["_names"] = names  # removed by build_openapi
+    return components
+
+
+def _json(ref: str) -> dict[str, Any]:
+    return {"application/json": {"schema": {"$ref": _REF.format(model=ref)}}}
+
+
+def _errors(statuses: tuple[int, ...], error: str) -> dict[str, Any]:
+    answers: dict[str, Any] = {}
+    for status in statuses:
+        answer: dict[str, Any] = {"description": ERROR_STATUSES[status], "content": _json(error)}
+        if status == 503:
+            answer["headers"] = {
+                "Retry-After": {
+                    "description": "seconds to wait before trying again",
+                    "schema": {"type": "integer", "minimum": 1},
+                }
+            }
+        answers[str(status)] = answer
+    return answers
+
+
+def build_openapi(*, secured: bool) -> dict[str, Any]:
+    """The document. ``secured``: the server wants a bearer token on every route but /healthz."""
+    components = _schemas()
+    names: dict[Any, str] = components.pop("_names")
+    by_name = {model.__name__: name for model, name in names.items()}
+    error = by_name["ErrorBody"]
+    run_request = {
+        "required": True,
+        "content": _json(by_name["RunRequest"]),
+        "description": "a RunRequest; artifacts by value ({'text': ...} or {'base64': ..., "
+        "'media_type', 'filename'}); a string reference only when the server has an artifact root",
+    }
+    run_errors = _errors(_RUN_ERRORS, error)
+    run_errors["422"] = {
+        "description": ERROR_STATUSES[422],
+        "content": {
+            "application/json": {
+                "schema": {
+                    "anyOf": [
+                        {"$ref": _REF.format(model="OutputInvalidBody")},
+                        {"$ref": _REF.format(model=error)},
+                    ]
+                }
+            }
+        },
+    }
+    paths: dict[str, Any] = {
+        "/v1/runs": {
+            "post": {
+                "operationId": "run",
+                "summary": "Run a prompt",
+                "description": "200 with the RunResult, also when the output is invalid "
+                "(validation.valid false), unless require_valid=true makes that a 422.",
+                "parameters": [
+                    {
+                        "name": "require_valid",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "boolean", "default": False},
+                        "description": "answer 422 output_invalid when the output fails its "
+                        "contract",
+                    }
+                ],
+                "requestBody": run_request,
+                "responses": {
+                    "200": {"description": "the RunResult", "content": _json(by_name["RunResult"])},
+                    **run_errors,
+                },
+            }
+        },
+        "/v1/prepare": {
+            "post": {
+                "operationId": "prepare",
+                "summary": "Prepare a run: everything but the LLM call",
+                "requestBody": run_request,
+                "responses": {
+                    "200": {
+                        "description": "the PreparedRun",
+                        "content": _json(by_name["PreparedRun"]),
+                    },
+                    **_errors(_PREPARE_ERRORS, error),
+                },
+            }
+        },
+        "/v1/prompts": {
+            "get": {
+                "operationId": "listPrompts",
+                "summary": "List the prompts",
+                "responses": {
+                    "200": {"description": "every prompt", "content": _json(by_name["PromptList"])},
+                    **_errors((401,), error),
+                },
+            }
+        },
+        "/v1/prompts/{id}": {
+            "get": {
+                "operationId": "getPrompt",
+                "summary": "One prompt, with the JSON Schema of its inputs",
+                "parameters": [
+                    {
+                        "name": "id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                        "description": "the prompt id; may hold slashes (extract/contact)",
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the prompt",
+                        "content": _json(by_name["PromptDetail"]),
+                    },
+                    **_errors(_PROMPT_ERRORS, error),
+                },
+            }
+        },
+        "/v1/profiles": {
+            "get": {
+                "operationId": "listProfiles",
+                "summary": "List the profiles (no key, no variable value)",
+                "responses": {
+                    "200": {
+                        "description": "every profile",
+                        "content": _json(by_name["ProfileList"]),
+                    },
+                    **_errors((401,), error),
+                },
+            }
+        },
+        "/healthz": {
+            "get": {
+                "operationId": "health",
+                "summary": "Liveness; needs no token",
+                "security": [],
+                "responses": {
+                    "200": {"description": "the server is up", "content": _json(by_name["Health"])}
+                },
+            }
+        },
+        "/openapi.json": {
+            "get": {
+                "operationId": "openapi",
+                "summary": "This document",
+                "responses": {
+                    "200": {
+                        "description": "the OpenAPI 3.1 document",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    **_errors((401,), error),
+                },
+            }
+        },
+    }
+    document: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "scriptorium",
+            "version": __version__,
+            "description": "Run prompt definitions over HTTP. Errors are "
+            '{"error": {"code", "message", "request_id", "retryable", ...}}.',
+        },
+        "paths": paths,
+        "components": {"schemas": components},
+    }
+    if secured:
+        document["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        document["security"] = [{"bearer": []}]
+    else:
+        # Without a token no route answers 401: the document says only what can happen.
+        for item in paths.values():
+            for operation in item.values():
+                operation["responses"].pop("401", None)
+    return document
