@@ -55,9 +55,13 @@ REASONING_TAGS = (
     "chain_of_thought",
 )
 # An opening tag counts only at the start of a line, so a tag quoted inside a value is left alone.
-_REASONING_TAG = re.compile(
-    r"^[ \t]*<(/?)[ \t]*(" + "|".join(REASONING_TAGS) + r")(?:[ \t][^<>\n]{0,200})?[ \t]*>",
+_REASONING_OPEN = re.compile(
+    r"^[ \t]*<[ \t]*(" + "|".join(REASONING_TAGS) + r")(?:[ \t][^<>\n]{0,200})?[ \t]*>",
     re.IGNORECASE | re.MULTILINE,
+)
+_ANY_OPEN = re.compile(r"<[ \t]*(?:" + "|".join(REASONING_TAGS) + r")\b", re.IGNORECASE)
+_REASONING_CLOSE = re.compile(
+    r"<[ \t]*/[ \t]*(" + "|".join(REASONING_TAGS) + r")[ \t]*>", re.IGNORECASE
 )
 # A double-quoted string in prose, set off like a word: brackets inside it are quoted text.
 _PROSE_STRING = re.compile(r'(?<![^\s:(])"(?:[^"\\\n]|\\.)*"(?=[\s.,;:!?)]|$)')
@@ -248,31 +252,38 @@ def mask_reasoning(text: str) -> tuple[str, bool, bool]:
     """``text`` with reasoning blocks blanked out (newlines kept, so offsets and fences hold),
     whether there were any, and whether the last one never closes.
 
-    A block runs from an opening tag (at the start of a line) to its closing tag; one that never
-    closes runs to the end of the text, since the generation stopped inside it. A closing tag met
-    before any opening one ends reasoning whose opening tag the server dropped: everything before
-    it is blanked.
+    A block runs from an opening tag (at the start of a line) to its closing tag (anywhere); one
+    that never closes runs to the end of the text, since the generation stopped inside it. A
+    closing tag met before any opening one ends reasoning whose opening tag the server dropped:
+    everything before it is blanked.
     """
     unclosed = False
     spans: list[tuple[int, int]] = []
     pos = 0
+    first_open = _REASONING_OPEN.search(text)
+    orphan = _REASONING_CLOSE.search(text)
+    if (
+        orphan is not None
+        and (first_open is None or orphan.start() < first_open.start())
+        # an opening tag before it, even mid-line, pairs with it: ``'<think>x</think>'`` is text
+        and _ANY_OPEN.search(text, 0, orphan.start()) is None
+    ):
+        # Reasoning whose opening tag the server dropped: everything up to this tag.
+        spans.append((0, orphan.end()))
+        pos = orphan.end()
     while True:
-        tag = _REASONING_TAG.search(text, pos)
+        tag = _REASONING_OPEN.search(text, pos)
         if tag is None:
             break
-        if tag.group(1):
-            if not spans and pos == 0:  # reasoning whose opening tag the server dropped
-                spans.append((0, tag.end()))
-            pos = tag.end()
-            continue
-        closing = re.compile(rf"<[ \t]*/[ \t]*{tag.group(2)}[ \t]*>", re.IGNORECASE)
+        start = text.index("<", tag.start())
+        closing = re.compile(rf"<[ \t]*/[ \t]*{tag.group(1)}[ \t]*>", re.IGNORECASE)
         close = closing.search(text, tag.end())
         if close is None:
             # Never closed: the text ends inside the reasoning (cut off before any answer).
-            spans.append((tag.start(1) - 1, len(text)))
+            spans.append((start, len(text)))
             unclosed = True
             break
-        spans.append((tag.start(1) - 1, close.end()))
+        spans.append((start, close.end()))
         pos = close.end()
     if not spans:
         return text, False, False

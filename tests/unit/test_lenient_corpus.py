@@ -168,6 +168,16 @@ CORPUS: list[Case] = [
         'The user wants {"name": ...}\n</think>\n\n{"name": "Ada", "age": 36}',
         PERSON,
     ),
+    Case(
+        "closing think tag at the end of a line",
+        'Draft {"name": "Bob"}, no.</think>\n{"name": "Ada", "age": 36}',
+        PERSON,
+    ),
+    Case(
+        "reasoning tag quoted in a value",
+        "{'tag': '<think>x</think>'}",
+        {"tag": "<think>x</think>"},
+    ),
     Case("only reasoning", '<thinking>{"name": "Ada"}</thinking>', Fails("parse")),
     Case(
         "unclosed reasoning block: cut off before the answer",
