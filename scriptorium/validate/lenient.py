@@ -31,7 +31,32 @@ from scriptorium.validate.outcome import ParseOutcome, failed, issue
 from scriptorium.validate.readings import Budget, OutOfWork, Reading, explore
 from scriptorium.validate.tolerant import Reader, ReadError
 
-__all__ = ["REASONING_TAGS", "recover"]
+__all__ = ["FIXES", "REASONING_TAGS", "recover"]
+
+#: Every name that may appear in ``fixes``, location fixes first (the order they are listed in).
+FIXES = (
+    "stripped_bom",
+    "stripped_reasoning",
+    "stripped_code_fence",
+    "extracted_from_prose",
+    "removed_trailing_comma",
+    "removed_leading_comma",
+    "removed_comment",
+    "single_quotes",
+    "smart_quotes",
+    "triple_quotes",
+    "mixed_quotes",
+    "python_literal",
+    "unquoted_key",
+    "unquoted_value",
+    "inserted_missing_comma",
+    "joined_number",
+    "escaped_inner_quote",
+    "mismatched_bracket",
+    "needless_escape",
+    "escaped_control_char",
+    "nonstandard_whitespace",
+)
 
 #: Tags whose blocks hold a model's reasoning rather than its answer.
 REASONING_TAGS = (

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scriptorium.validate import lenient, tolerant
+from scriptorium.validate.lenient import FIXES
 from scriptorium.validate.parse import parse_lenient
 
 
@@ -24,9 +29,10 @@ def test_recovered_values_report_mode_lenient() -> None:
     assert parse_lenient("{'a': ").mode == "lenient"
 
 
-@pytest.mark.parametrize(
-    ("text", "fix"),
-    [
+# One example per fix; ``joined_number`` is only ever a schema's choice.
+FIX_EXAMPLES: list[tuple[str, str, Callable[[Any], bool] | None]] = [
+    (text, fix, None)
+    for text, fix in [
         ('```json\n{"a": 1}\n```', "stripped_code_fence"),
         ('Here: {"a": 1}', "extracted_from_prose"),
         ('{"a": 1,}', "removed_trailing_comma"),
@@ -47,13 +53,32 @@ def test_recovered_values_report_mode_lenient() -> None:
         ('{"a": "x”}', "mixed_quotes"),
         ('{"a": [1, 2}', "mismatched_bracket"),
         ('<thinking>\n{"a": 0}\n</thinking>\n{"a": 1}', "stripped_reasoning"),
-    ],
-)
-def test_each_recovery_is_recorded_as_a_fix(text: str, fix: str) -> None:
+        ('{"a": "it' + "\\'" + 's"}', "needless_escape"),
+    ]
+] + [("[1 2]", "joined_number", lambda value: value == [12])]
+
+
+@pytest.mark.parametrize(("text", "fix", "schema_check"), FIX_EXAMPLES)
+def test_each_recovery_is_recorded_as_a_fix(
+    text: str, fix: str, schema_check: Callable[[Any], bool] | None
+) -> None:
     """Every kind of repair names itself in fixes."""
-    outcome = parse_lenient(text)
+    outcome = parse_lenient(text, schema_check=schema_check)
     assert outcome.ok, outcome.issues
     assert fix in outcome.fixes
+
+
+def test_every_fix_has_an_example_and_is_documented() -> None:
+    """The list of fix names is complete: each has an example above and a line in the docs, and
+    every name the reader notes is on the list."""
+    assert {fix for _, fix, _ in FIX_EXAMPLES} == set(FIXES)
+    docs = (Path(__file__).parents[2] / "internal_docs" / "validation.md").read_text("utf-8")
+    assert [fix for fix in FIXES if f"`{fix}`" not in docs] == []
+    source = Path(tolerant.__file__).read_text("utf-8") + Path(lenient.__file__).read_text("utf-8")
+    noted = set(re.findall(r'_note\("([a-z_]+)"\)', source))
+    noted |= set(re.findall(r'(?:append|where = \(*)\("([a-z_]+)"', source))
+    assert noted
+    assert noted <= set(FIXES)
 
 
 def test_fixes_are_listed_once_in_a_stable_order() -> None:
