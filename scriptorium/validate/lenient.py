@@ -172,10 +172,10 @@ class _Recovery:
     def _explore(
         self, body: str, start: int, read: Callable[[Reader, int], tuple[Any, int]]
     ) -> tuple[list[Reading], ReadError | None]:
-        join = self.schema_check is not None  # "1 2" as 12 is a reading only a schema can pick
+        guided = self.schema_check is not None  # readings only a schema can pick are tried
 
         def new_reader(choices: tuple[int, ...]) -> Reader:
-            return Reader(body, max_depth=self.max_depth, choices=choices, join_numbers=join)
+            return Reader(body, max_depth=self.max_depth, choices=choices, guided=guided)
 
         return explore(new_reader, lambda reader: read(reader, start), start, self.budget)
 

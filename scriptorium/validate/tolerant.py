@@ -14,7 +14,7 @@ schema accepts). The spots that branch:
 - a closing bracket of the wrong kind: it replaces the expected one (``[1, 2}``), or the expected
   one is missing before it (``{"a": [1, 2}``);
 - two numbers separated by spaces on one line (``[1 2]``: two items, or ``[12]``), only when a
-  schema is there to tell (``join_numbers``); without one the reader refuses with ``ambiguous``;
+  schema is there to tell (``guided``); without one the reader refuses with ``ambiguous``;
 - ``True``/``False``/``None`` as unquoted keys (Python spells them ``"true"``, JavaScript keeps the
   word), and unquoted words like ``yes`` or ``NULL`` (a literal, or the word as a string).
 
@@ -104,6 +104,8 @@ class Reader:
     """Reads tolerant JSON values out of one text, one reading per instance.
 
     ``choices`` picks the alternative at each spot that can be read two ways (0 when not given);
+    ``guided`` says a schema will choose among the readings, which opens readings only a schema
+    can settle (``[1 2]`` as ``[12]``, a whole text that is a string with quotes inside);
     ``points`` lists, per spot met, how many alternatives it had; ``fixes`` lists the slips
     accepted; ``reach`` is the furthest offset looked at (the reading's cost).
     """
@@ -114,13 +116,13 @@ class Reader:
         *,
         max_depth: int = MAX_DEPTH,
         choices: tuple[int, ...] = (),
-        join_numbers: bool = False,
+        guided: bool = False,
     ) -> None:
         self.text = text
         self.end = len(text)
         self.max_depth = max_depth
         self.choices = choices
-        self.join_numbers = join_numbers
+        self.guided = guided
         self.points: list[int] = []
         self.fixes: list[str] = []
         self.reach = 0
@@ -146,7 +148,9 @@ class Reader:
         if char == "[":
             return self._read_array(pos, depth + 1)
         if char in QUOTES:
-            return self.read_string(pos)
+            # A whole text that is one string with quotes inside reads as prose just as well:
+            # only a schema (which asks for a string) makes the string reading worth trying.
+            return self.read_string(pos, inner_quotes=depth > 0 or self.guided)
         if char == "-" or "0" <= char <= "9":
             return self._read_number(pos)
         match = _IDENT.match(self.text, pos)
@@ -349,7 +353,7 @@ class Reader:
                     and self._is_number_start(pos)
                     and self._inline(after_value, pos)
                 ):
-                    if not self.join_numbers:
+                    if not self.guided:
                         raise ReadError(
                             pos, "ambiguous", "numbers separated by a space: one number or two?"
                         )
@@ -394,12 +398,15 @@ class Reader:
 
     # -- strings --------------------------------------------------------------------------------
 
-    def read_string(self, pos: int, *, key: bool = False) -> tuple[str, int]:
+    def read_string(
+        self, pos: int, *, key: bool = False, inner_quotes: bool = True
+    ) -> tuple[str, int]:
         """The string whose opening quote is at ``pos`` and the offset past its closing quote.
 
         A quote of the string's own kind that cannot be a delimiter (letters on both sides, as in
         ``"she said "hi" twice"``) is part of the text. Once a string holds such a quote, each
-        later quote that could close it is a choice: it closes, or it is part of the text.
+        later quote that could close it is a choice: it closes, or it is part of the text. With
+        ``inner_quotes`` false (a string that is the whole value) such a quote is an error.
         """
         text, end = self.text, self.end
         opener = text[pos]
@@ -428,7 +435,7 @@ class Reader:
                     # Quotes side by side (``"5"" wide"``) may be a quote ending the text, then
                     # the closing one; other quotes close as in JSON until one proved unescaped.
                     doubled = pos + 1 < end and text[pos + 1] == char
-                    if own and not unescaped and not doubled:
+                    if own and ((not unescaped and not doubled) or not inner_quotes):
                         return "".join(parts), pos + 1
                     if self._continuation_fails(plain, closers, pos + 1, key, unescaped or own):
                         if not own:
@@ -438,7 +445,12 @@ class Reader:
                         if not own:
                             self._note("mixed_quotes")
                         return "".join(parts), pos + 1
+                    if own:
+                        self._note("escaped_inner_quote")
+                        unescaped = True
                 elif own:
+                    if not inner_quotes:
+                        raise ReadError(pos, "parse", "unexpected text after a string")
                     if self._may_open(pos):
                         raise ReadError(pos, "parse", "a quote where a new string would start")
                     if key and self._bare_value_follows(pos + 1):

@@ -173,6 +173,17 @@ def test_words_that_may_be_literals_need_the_schema() -> None:
     assert as_word.value == {"a": "yes"}
 
 
+def test_a_whole_string_with_quotes_inside_needs_a_schema_asking_for_a_string() -> None:
+    """Alone, '"she said "hi" twice"' may be prose; inside a value, or under a string schema,
+    the quotes are text."""
+    text = '"she said "hi" twice"'
+    assert not parse_lenient(text).ok
+    assert parse_lenient(text, schema_check=lambda v: isinstance(v, str)).value == (
+        'she said "hi" twice'
+    )
+    assert parse_lenient("[" + text + "]").value == ['she said "hi" twice']
+
+
 def test_readings_the_schema_all_refuses_are_ambiguous_not_guessed() -> None:
     """When readings differ and the schema accepts none, no reading is picked."""
     outcome = parse_lenient("[1 2]", schema_check=lambda value: False)
