@@ -174,7 +174,9 @@ class ConfinedDir:
                 raise FileProblem("not_file", f"{relative} is not a regular file")
             if max_bytes is not None and st.st_size > max_bytes:
                 raise FileProblem("too_large", _too_large(relative, st.st_size, max_bytes))
-            data = _read_at_most(fd, None if max_bytes is None else max_bytes + 1)
+            data = _read_at_most(
+                fd, None if max_bytes is None else max_bytes + 1, expected=st.st_size
+            )
         except OSError as err:
             raise FileProblem("unreadable", f"{relative} cannot be read ({_why(err)})") from err
         finally:
@@ -228,17 +230,21 @@ def open_named_file(path: str | os.PathLike[str], *, label: str) -> IO[bytes]:
 _NAMED_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _read_at_most(fd: int, limit: int | None) -> bytes:
+def _read_at_most(fd: int, limit: int | None, *, expected: int = 0) -> bytes:
+    # The first read asks for the whole file as stat saw it (plus one byte, to notice growth):
+    # a file read in one piece is returned as is, without joining chunks into a second copy
+    # (a 20 MB PDF would otherwise be held twice).
     chunks: list[bytes] = []
     total = 0
+    want = expected + 1 if expected > 0 else _CHUNK
     while limit is None or total < limit:
-        want = _CHUNK if limit is None else min(_CHUNK, limit - total)
-        chunk = os.read(fd, want)
+        chunk = os.read(fd, want if limit is None else min(want, limit - total))
         if not chunk:
             break
         chunks.append(chunk)
         total += len(chunk)
-    return b"".join(chunks)
+        want = _CHUNK
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _too_large(relative: str, size: int, max_bytes: int) -> str:

@@ -23,7 +23,7 @@ from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
 
-__all__ = ["KINDS", "Problem", "check_project"]
+__all__ = ["KINDS", "WARNINGS", "Problem", "check_project"]
 
 PROMPT_SUFFIX = ".prompt.md"
 PROFILE_SUFFIXES = (".yaml", ".yml")
@@ -38,6 +38,8 @@ KINDS: Mapping[str, str] = {
     "unused_input": "inputs declares a variable no template uses",
     "undeclared_artifact": "a template reads artifacts.<name> that the prompt does not declare",
     "unused_artifact": "the prompt declares an artifact no template reads",
+    "media_text": "a template reads .text of an image or PDF artifact, which has no text",
+    "media_block": "a template places .block of an artifact that is not declared as media",
     "schema_invalid": "the output schema is missing, unreadable, unparsable or invalid",
     "schema_unused": "an output schema is given but the output format does not use it",
     "inputs_schema_invalid": "the inputs schema is not a valid JSON Schema",
@@ -46,7 +48,13 @@ KINDS: Mapping[str, str] = {
     "profile_invalid": "the profile does not load",
     "secret_in_profile": "a profile holds something that looks like a pasted API key",
     "secret_in_prompt": "a prompt file holds something that looks like a pasted API key",
+    "cache_breakpoints": "more cache breakpoints than a request can carry (4): the first are dropped",
+    "cache_after_input": "a cache breakpoint follows text that depends on the request's inputs",
+    "cache_too_short": "the cached prefix is shorter than the model's minimum: nothing is cached",
 }
+
+#: Kinds that are warnings: printed, but ``check`` still succeeds.
+WARNINGS = frozenset({"cache_breakpoints", "cache_after_input", "cache_too_short"})
 
 # Mapping methods: a template calling one of these on ``artifacts`` reads artifacts by a name the
 # linter cannot see, so unused/undeclared artifact checks are skipped for it.
@@ -65,13 +73,22 @@ class Problem:
     message: str
     line: int | None = None
 
+    @property
+    def severity(self) -> str:
+        """``warning`` for the kinds in :data:`WARNINGS`, else ``error``."""
+        return "warning" if self.kind in WARNINGS else "error"
+
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.kind}: {self.message}"
+        label = f"{self.kind} (warning)" if self.kind in WARNINGS else self.kind
+        return f"{where}: {label}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``scriptorium check --format json``)."""
-        return asdict(self)
+        """The JSON form (``scriptorium check --format json``); warnings say so."""
+        data = asdict(self)
+        if self.kind in WARNINGS:
+            data["severity"] = "warning"
+        return data
 
 
 def check_project(engine: Engine) -> list[Problem]:
@@ -149,6 +166,13 @@ class _Project:
             yield Problem(
                 file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
             )
+        if "media" in profile.options:
+            from scriptorium.llm.media import limits_for
+
+            try:
+                limits_for(profile.provider, profile.endpoint, profile.options)
+            except ScriptoriumError as err:
+                yield Problem(file, "profile_invalid", err.message)
 
     # -- prompts ---------------------------------------------------------------------------------
 
@@ -193,6 +217,19 @@ class _Project:
             )
         yield from self._check_schemas(file, definition)
         yield from self._check_templates(file, definition)
+        yield from self._check_cache(file, definition)
+
+    def _check_cache(self, file: str, definition: PromptDefinition) -> Iterator[Problem]:
+        from scriptorium.lint_cache import cache_problems
+
+        model = None
+        if definition.profile is not None and definition.profile in self.profile_names:
+            try:
+                model = self.engine.profiles.get(definition.profile).model
+            except ScriptoriumError:
+                model = None
+        for kind, message in cache_problems(definition, model):
+            yield Problem(file, kind, message)
 
     def _check_schemas(self, file: str, definition: PromptDefinition) -> Iterator[Problem]:
         validator = self.engine.validator
@@ -219,7 +256,12 @@ class _Project:
                 yield Problem(file, "inputs_schema_invalid", err.message)
 
     def _check_templates(self, file: str, definition: PromptDefinition) -> Iterator[Problem]:
-        from scriptorium.prompt.jinja import check_syntax, template_artifacts, template_variables
+        from scriptorium.prompt.jinja import (
+            check_syntax,
+            template_artifact_fields,
+            template_artifacts,
+            template_variables,
+        )
 
         syntax = check_syntax(definition)
         for message in syntax:
@@ -229,10 +271,12 @@ class _Project:
         try:
             used_by = template_variables(definition)
             read = template_artifacts(definition)
+            fields = template_artifact_fields(definition)
         except ScriptoriumError as err:
             yield Problem(file, "template_syntax", err.message)
             return
         yield from _check_variables(file, definition, used_by)
+        yield from _check_media_fields(file, definition, fields)
         if read & _MAPPING_METHODS:
             return
         declared = set(definition.artifacts)
@@ -242,9 +286,59 @@ class _Project:
                 "undeclared_artifact",
                 f"a template reads artifacts.{name}, but artifacts declares no {name!r}",
             )
-        for name in sorted(declared - read):
+        # A media artifact no template places is still sent (first in the first user message).
+        for name in sorted(declared - read - _media_artifacts(definition)):
             yield Problem(
                 file, "unused_artifact", f"artifact {name!r} is declared but no template reads it"
+            )
+
+
+def _declared_kind(media_type: str | None) -> str:
+    """``"media"`` when a declared media type (or pattern) admits only images and PDFs, ``"text"``
+    when it admits only textual types, else ``"unknown"`` (``image/*`` counts as media: the
+    other image types have no text either)."""
+    from scriptorium.artifact.media import MEDIA_TYPES
+    from scriptorium.artifact.model import is_textual
+
+    if media_type is None:
+        return "unknown"
+    declared = media_type.split(";", 1)[0].strip().lower()
+    if "*" not in declared:
+        return "media" if declared in MEDIA_TYPES else "text" if is_textual(declared) else "unknown"
+    if declared.startswith("text/"):
+        return "text"
+    return "media" if declared == "image/*" else "unknown"
+
+
+def _media_artifacts(definition: PromptDefinition) -> set[str]:
+    return {
+        name
+        for name, spec in definition.artifacts.items()
+        if _declared_kind(spec.media_type) == "media"
+    }
+
+
+def _check_media_fields(
+    file: str, definition: PromptDefinition, fields: set[tuple[str, str]]
+) -> Iterator[Problem]:
+    for name, field in sorted(fields):
+        spec = definition.artifacts.get(name)
+        if spec is None:
+            continue  # reported as undeclared_artifact
+        kind = _declared_kind(spec.media_type)
+        if field == "text" and kind == "media":
+            yield Problem(
+                file,
+                "media_text",
+                f"a template reads artifacts.{name}.text, but {name!r} is {spec.media_type}, "
+                f"which has no text: place it with {{{{ artifacts.{name}.block }}}}",
+            )
+        elif field == "block" and kind == "text":
+            yield Problem(
+                file,
+                "media_block",
+                f"a template places artifacts.{name}.block, but {name!r} is {spec.media_type}: "
+                f"only images and PDFs have a block; read artifacts.{name}.text",
             )
 
 

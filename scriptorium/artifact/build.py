@@ -9,6 +9,7 @@ import re
 from fnmatch import fnmatchcase
 from functools import cache
 
+from scriptorium.artifact.media import check_media_bytes
 from scriptorium.artifact.model import Artifact, ArtifactContent, ArtifactSource, is_textual
 from scriptorium.errors import ArtifactLoadError
 from scriptorium.hashing import hash_bytes
@@ -129,7 +130,9 @@ def make_artifact(
     name: str, ref: str, data: bytes, media_type: str, *, source: ArtifactSource = "file"
 ) -> Artifact:
     """Build the :class:`Artifact` for ``data``: size and sha256 of the raw bytes, and, for a
-    textual type, the text (strict UTF-8, one byte order mark dropped)."""
+    textual type, the text (strict UTF-8, one byte order mark dropped). Media (images, PDF) must
+    be what their type says (:func:`~scriptorium.artifact.media.check_media_bytes`)."""
+    check_media_bytes(name, ref, data, media_type)
     text = None
     if is_textual(media_type):
         try:

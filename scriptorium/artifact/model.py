@@ -8,7 +8,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
-__all__ = ["Artifact", "ArtifactContent", "ArtifactSource", "is_textual"]
+__all__ = [
+    "Artifact",
+    "ArtifactContent",
+    "ArtifactSource",
+    "BinaryTextError",
+    "BinaryView",
+    "is_textual",
+]
 
 #: Where an artifact came from: a file under the artifact root, or content given by value.
 ArtifactSource = Literal["file", "value"]
@@ -22,6 +29,29 @@ def is_textual(media_type: str) -> bool:
         or base in ("application/json", "application/xml", "application/yaml", "application/toml")
         or base.endswith(("+json", "+xml"))
     )
+
+
+class BinaryTextError(Exception):
+    """Raised inside a template that reads ``.text`` of a binary artifact; the renderer turns it
+    into a ``PromptRenderError`` naming the section (a binary artifact has no text to show, and
+    printing ``None`` instead would send the model a prompt without its document)."""
+
+
+class BinaryView(dict[str, Any]):
+    """``artifacts.<name>`` of a binary artifact: the fields of a text artifact's view except
+    ``text``, which raises :class:`BinaryTextError` instead of being missing or ``None``."""
+
+    def __missing__(self, key: str) -> Any:
+        if key == "text":
+            raise BinaryTextError(
+                f"artifact {self.get('name')!r} is {self.get('media_type')}, which has no text; "
+                + (
+                    f"place it with {{{{ artifacts.{self.get('name')}.block }}}}"
+                    if "block" in self
+                    else "declare a text media type for it"
+                )
+            )
+        raise KeyError(key)
 
 
 class Artifact(BaseModel):
@@ -39,7 +69,12 @@ class Artifact(BaseModel):
     source: ArtifactSource = "file"
 
     def template_view(self) -> dict[str, Any]:
-        """What ``artifacts.<name>`` shows inside a template."""
+        """What ``artifacts.<name>`` shows inside a template (``text`` raises for binary content:
+        :class:`BinaryView`)."""
+        if self.text is None:
+            return BinaryView(
+                name=self.name, media_type=self.media_type, size=self.size, sha256=self.sha256
+            )
         return {
             "text": self.text,
             "name": self.name,

@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.cli.inputs import typed_inputs
-from scriptorium.cli.output import Reporter, format_prepared, format_summary
+from scriptorium.cli.output import (
+    Reporter,
+    format_prepared,
+    format_summary,
+    format_token_count,
+)
 from scriptorium.errors import (
     InvalidRequestError,
     OutputInvalidError,
@@ -166,7 +171,12 @@ def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
     the text; ``--json``: the whole RunResult) on stdout; exit 1 and an ``output_invalid`` line
     when the output failed its contract."""
     engine = make_engine(args)
-    result = engine.run(build_request(args, definition=engine.prompts.get(args.prompt)))
+    request = build_request(args, definition=engine.prompts.get(args.prompt))
+    if getattr(args, "stream", False):
+        from scriptorium.cli.stream import run_streamed
+
+        return run_streamed(engine, request, reporter)
+    result = engine.run(request)
     if reporter.json_mode:
         reporter.raw_json(result.model_dump_json(by_alias=True))
     else:
@@ -183,11 +193,21 @@ def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
 def cmd_prepare(args: argparse.Namespace, reporter: Reporter) -> int:
     """Everything but the LLM call."""
     engine = make_engine(args)
-    prepared = engine.prepare(build_request(args, definition=engine.prompts.get(args.prompt)))
+    request = build_request(args, definition=engine.prompts.get(args.prompt))
+    prepared = engine.prepare(request)
+    count = engine.count_tokens(request) if getattr(args, "count_tokens", False) else None
     if reporter.json_mode:
-        reporter.raw_json(prepared.model_dump_json(by_alias=True))
+        if count is None:
+            reporter.raw_json(prepared.model_dump_json(by_alias=True))
+        else:
+            data = prepared.model_dump(mode="json", by_alias=True)
+            data["token_count"] = count.model_dump(mode="json")
+            reporter.json(data)
     else:
-        reporter.line(format_prepared(prepared))
+        text = format_prepared(prepared)
+        if count is not None:
+            text += "\n" + format_token_count(count)
+        reporter.line(text)
     return 0
 
 
@@ -273,18 +293,20 @@ def cmd_check(args: argparse.Namespace, reporter: Reporter) -> int:
     require_project(engine)
     problems = engine.check()
     counts = {"prompts": len(engine.list_prompts()), "profiles": len(engine.list_profiles())}
+    errors = [p for p in problems if p.severity == "error"]
     if reporter.json_mode:
-        reporter.json({"ok": not problems, **counts, "problems": [p.to_dict() for p in problems]})
+        reporter.json({"ok": not errors, **counts, "problems": [p.to_dict() for p in problems]})
     else:
         for problem in problems:
             reporter.line(str(problem))
-        if not problems:
+        if not errors:
+            warned = f", {_count(len(problems), 'warning')}" if problems else ""
             reporter.line(
                 f"ok: {_count(counts['prompts'], 'prompt')} and "
-                f"{_count(counts['profiles'], 'profile')}, no problems"
+                f"{_count(counts['profiles'], 'profile')}, no problems{warned}"
             )
-    if problems:
-        reporter.error("check_failed", f"{_count(len(problems), 'problem')} found")
+    if errors:
+        reporter.error("check_failed", f"{_count(len(errors), 'problem')} found")
         return 1
     return 0
 

@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from scriptorium import errors
+from scriptorium.prompt.model import content_text
 
 if TYPE_CHECKING:
+    from scriptorium.llm.model import TokenCount
     from scriptorium.usecase.model import PreparedRun, RunResult
 
 __all__ = [
@@ -23,9 +25,10 @@ __all__ = [
     "exit_code",
     "format_prepared",
     "format_summary",
+    "format_token_count",
 ]
 
-#: DESIGN section 8: the exit status of each sentinel (anything else that fails is 1).
+#: The exit status of each sentinel (anything else that fails is 1).
 EXIT_CODES: Mapping[type[errors.ScriptoriumError], int] = {
     errors.OutputInvalidError: 1,
     errors.InvalidRequestError: 2,
@@ -139,6 +142,15 @@ def format_prepared(prepared: PreparedRun) -> str:
         for art in prepared.artifacts:
             where = art.ref if art.source == "file" else f"(by value) {art.ref}".rstrip()
             lines.append(f"  {art.name}: {where} ({art.media_type}, {art.size} bytes) {art.sha256}")
+    if prepared.cache is not None:
+        cache = prepared.cache
+        where = ", ".join(
+            ("system" if p.message is None else f"message {p.message}")
+            + ("" if p.offset is None else f"@{p.offset}")
+            + f" {p.ttl}"
+            for p in cache.points
+        )
+        lines.append(f"cache      {cache.mode}, ttl {cache.ttl}" + (f": {where}" if where else ""))
     if prepared.session_id is not None:
         lines.append(f"session_id {prepared.session_id}")
     lines.append("hashes")
@@ -154,7 +166,7 @@ def format_prepared(prepared: PreparedRun) -> str:
     if prepared.system is not None:
         lines.extend(_block("system", prepared.system))
     for message in prepared.messages:
-        lines.extend(_block(message.role, message.content))
+        lines.extend(_block(message.role, content_text(message.content)))
     return "\n".join(lines)
 
 
@@ -169,3 +181,9 @@ def format_summary(result: RunResult) -> str:
         f"{usage.input_tokens} in / {usage.output_tokens} out tokens, "
         f"${usage.cost_micro / 1_000_000:.6f}, {result.duration_ms:.0f} ms]"
     )
+
+
+def format_token_count(count: TokenCount) -> str:
+    """The line ``prepare --count-tokens`` adds."""
+    how = "estimated locally" if count.estimated else f"counted by {count.provider}"
+    return f"tokens     {count.input_tokens} input ({how})"

@@ -18,14 +18,24 @@ import importlib
 import json
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.anthropic_body import MESSAGES_PATH, MessagesBody, build_body, encode_body
+from scriptorium.llm.anthropic_body import (
+    COUNT_TOKENS_PATH,
+    MESSAGES_PATH,
+    MessagesBody,
+    build_body,
+    count_tokens_body,
+    encode_body,
+)
+from scriptorium.llm.anthropic_cache import one_hour_writes
+from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import (
@@ -38,6 +48,9 @@ from scriptorium.llm.retry import (
 )
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
+
+if TYPE_CHECKING:
+    from scriptorium.llm.streaming import StreamItem
 
 __all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
 
@@ -99,13 +112,25 @@ def _http_response_class() -> Any:
     return _response_class
 
 
+# SDK client -> the absolute Messages URL under its base URL. Given whole, the SDK sends to it as
+# it is instead of parsing the path and merging it into the base URL again on every request.
+_messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _messages_url(client: Any) -> str:
+    url = _messages_urls.get(client)
+    if url is None:
+        url = _messages_urls[client] = str(client.base_url).rstrip("/") + MESSAGES_PATH
+    return url
+
+
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """Send one prebuilt Messages API body with the SDK's lower-level ``post``: its auth, base URL,
     headers, timeout and error types, without its typed parameter and response layer. The body
     goes as bytes we encode (the SDK would walk and copy the dict, then encode it). Returns the
     response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
     response = client.post(
-        MESSAGES_PATH,
+        _messages_url(client),
         content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
@@ -116,7 +141,7 @@ def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[
 async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """The async twin of :func:`post_messages`."""
     response = await client.post(
-        MESSAGES_PATH,
+        _messages_url(client),
         content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
@@ -202,7 +227,8 @@ class AnthropicClient:
         client = self._clients.sync(call.base_url, call.key)
 
         def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            content, headers = post_messages(client, call.sent.body, timeout_s)
+            with call.wire.sending(client, call.sent.body) as body:
+                content, headers = post_messages(client, body, timeout_s)
             return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
@@ -217,7 +243,8 @@ class AnthropicClient:
         client = await self._clients.async_(call.base_url, call.key)
 
         async def attempt(timeout_s: float) -> tuple[dict[str, Any], str | None]:
-            content, headers = await apost_messages(client, call.sent.body, timeout_s)
+            with call.wire.sending(client, call.sent.body) as body:
+                content, headers = await apost_messages(client, body, timeout_s)
             return call.read(content), headers.get("request-id")
 
         started = time.perf_counter()
@@ -225,6 +252,38 @@ class AnthropicClient:
             attempt, _classify, **call.retry_args(self._hooks)
         )
         return call.response(body, request_id, attempts, time.perf_counter() - started)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
+        only before the first chunk (see :mod:`scriptorium.llm.anthropic_stream`)."""
+        from scriptorium.llm.anthropic_stream import stream
+
+        return stream(self, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        from scriptorium.llm.anthropic_stream import astream
+
+        return astream(self, request)
+
+    def count_tokens(self, request: LLMRequest) -> int:
+        """The input tokens of what :meth:`generate` would send for ``request``, from the API's
+        token-counting endpoint (free, but rate limited); retried like a generation."""
+        call = _Call(request)
+        client = self._clients.sync(call.base_url, call.key)
+        body = count_tokens_body(call.sent.body)
+
+        def attempt(timeout_s: float) -> int:
+            response = client.post(
+                COUNT_TOKENS_PATH,
+                content=encode_body(body),
+                cast_to=_http_response_class(),
+                options={"timeout": timeout_s},
+            )
+            return call.read_count(response.content)
+
+        count, _, _ = call_with_retry(attempt, _classify, **call.retry_args(self._hooks))
+        return count
 
     def verify(self, target: Target, api_key: SecretStr | str) -> LLMResponse:
         """A minimal real request (one ``ping`` message, ``max_tokens=1``, no retries) proving the
@@ -269,7 +328,8 @@ class _Call:
             )
         self.key = key
         self.base_url = request.target.endpoint or DEFAULT_BASE_URL
-        self.sent: MessagesBody = build_body(request)
+        self.wire = MediaWire()  # media base64 is spliced in as the body is sent
+        self.sent: MessagesBody = build_body(request, encode=self.wire.encode)
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         settings = self.request.settings
@@ -295,6 +355,17 @@ class _Call:
         if usage is not None and not _usage_ok(usage):
             raise self._invalid("the 200 response has malformed usage")
         return body
+
+    def read_count(self, content: bytes) -> int:
+        """``input_tokens`` of a token-counting answer; ``invalid_response`` when it has none."""
+        try:
+            body = json.loads(content)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise self._invalid("the count_tokens response is not JSON") from err
+        count = body.get("input_tokens") if isinstance(body, dict) else None
+        if type(count) is not int or count < 0:
+            raise self._invalid("the count_tokens response has no input_tokens count")
+        return count
 
     def _invalid(self, what: str) -> LLMGenerateError:
         return LLMGenerateError(
@@ -331,7 +402,11 @@ class _Call:
             # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
             metadata["usage_missing"] = True
             raw_usage = {}
-        usage = Usage(**{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS}, llm_calls=attempts)
+        usage = Usage(
+            **{f: raw_usage.get(f) or 0 for f in _USAGE_FIELDS},
+            cache_write_1h_input_tokens=one_hour_writes(raw_usage),
+            llm_calls=attempts,
+        )
         reported = body.get("model")
         model = reported if isinstance(reported, str) and reported else self.model
         usage = usage.model_copy(update={"cost_micro": self._cost(usage, model, metadata)})

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scriptorium.llm.anthropic_cache import apply_cache
 from scriptorium.llm.anthropic_schema import (
     Strategy,
     choose_strategy,
@@ -28,14 +29,17 @@ from scriptorium.llm.anthropic_schema import (
     reduce_schema_cached,
     tool_name,
 )
+from scriptorium.llm.media_blocks import Encoder, anthropic_content, b64_text
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.prompt.model import Message
 
 __all__ = [
+    "COUNT_TOKENS_PATH",
     "MESSAGES_PATH",
     "MessagesBody",
     "OutputBlocks",
     "build_body",
+    "count_tokens_body",
     "encode_body",
     "message_params",
     "output_blocks",
@@ -43,6 +47,10 @@ __all__ = [
 
 #: Where the body is posted, relative to the base URL.
 MESSAGES_PATH = "/v1/messages"
+#: Anthropic's token-counting endpoint: the same prompt, no generation.
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+# The members of a Messages body that the token-counting endpoint takes.
+_COUNTED = ("model", "system", "messages", "tools", "tool_choice")
 
 _SAMPLING = ("temperature", "top_p", "top_k")
 _TOOL_DESCRIPTION = "Record the answer in the required structure."
@@ -115,19 +123,27 @@ def output_blocks(spec: StructuredOutput, model: str) -> OutputBlocks:
     return blocks
 
 
-def message_params(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The ``messages`` member: each message's role and content, in order."""
-    return [{"role": m.role, "content": m.content} for m in messages]
+def message_params(
+    messages: Sequence[Message],
+    media: Mapping[str, bytes] | None = None,
+    encode: Encoder = b64_text,
+) -> list[dict[str, Any]]:
+    """The ``messages`` member: each message's role and content, in order; a message with media
+    as content blocks (:mod:`scriptorium.llm.media_blocks`; ``media`` holds their bytes)."""
+    media = media or {}
+    return [{"role": m.role, "content": anthropic_content(m, media, encode)} for m in messages]
 
 
-def build_body(request: LLMRequest) -> MessagesBody:
+def build_body(request: LLMRequest, *, encode: Encoder = b64_text) -> MessagesBody:
     """The body for ``request`` (model, max tokens, messages, system, stop sequences and the
-    structured-output members), and the settings left out because the API refuses them."""
+    structured-output members), and the settings left out because the API refuses them.
+    ``encode`` gives the base64 text of each media block (a placeholder when the body's media are
+    spliced in as it is sent: :mod:`scriptorium.llm.media_wire`)."""
     settings = request.settings
     body: dict[str, Any] = {
         "model": request.target.model,
         "max_tokens": settings.max_tokens,
-        "messages": message_params(request.messages),
+        "messages": message_params(request.messages, request.media, encode),
     }
     system = request.system or ""
     output = None
@@ -143,10 +159,18 @@ def build_body(request: LLMRequest) -> MessagesBody:
         body["stop_sequences"] = list(settings.stop_sequences)
     # API version 2026-10-21 (the SDK 2.x default) rejects temperature, top_p and top_k with a
     # 400 at any value: they are left out and said so.
+    if request.cache is not None:
+        apply_cache(body, request.cache, request.system)
     ignored = tuple(n for n in _SAMPLING if getattr(settings, n) is not None)
     # session_id is deliberately not sent as metadata.user_id: that field identifies an end user
     # for abuse handling, and a rendered session id is not one.
     return MessagesBody(body, output, ignored)
+
+
+def count_tokens_body(body: dict[str, Any]) -> dict[str, Any]:
+    """The token-counting request for a Messages ``body``: the prompt members only (no
+    ``max_tokens``, stop sequences or top-level cache directive)."""
+    return {key: body[key] for key in _COUNTED if key in body}
 
 
 # One encoder for every body: json.dumps with options builds a new encoder per call. ASCII output:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message
+from scriptorium.prompt.model import CachePoint, Message
 
 __all__ = [
     "KEYED_PROVIDERS",
@@ -88,6 +88,9 @@ class Usage(BaseModel):
     output_tokens: int = Field(default=0, ge=0)
     cache_creation_input_tokens: int = Field(default=0, ge=0)
     cache_read_input_tokens: int = Field(default=0, ge=0)
+    #: How many of ``cache_creation_input_tokens`` were written to the 1-hour cache (the rest went
+    #: to the 5-minute one); priced apart.
+    cache_write_1h_input_tokens: int = Field(default=0, ge=0)
     cost_micro: int = Field(default=0, ge=0)
     llm_calls: int = Field(default=0, ge=0)
 
@@ -98,9 +101,26 @@ class Usage(BaseModel):
             cache_creation_input_tokens=self.cache_creation_input_tokens
             + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cache_write_1h_input_tokens=self.cache_write_1h_input_tokens
+            + other.cache_write_1h_input_tokens,
             cost_micro=self.cost_micro + other.cost_micro,
             llm_calls=self.llm_calls + other.llm_calls,
         )
+
+
+class CacheDirectives(BaseModel):
+    """How a request asks the provider to cache its prefix (the prompt's ``cache`` front matter
+    and the breakpoints its rendering found). Changes no answer, so it is in no hash."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Literal["static", "auto", "explicit"]
+    ttl: Literal["5m", "1h"] = "5m"
+    #: Breakpoints in prompt order (``static`` / ``explicit``), already at most four, longest TTL first.
+    points: tuple[CachePoint, ...] = ()
+    #: A stable key for providers that route by one (OpenAI's ``prompt_cache_key``): the
+    #: definition hash, so every run of the prompt shares it.
+    key: str | None = None
 
 
 class LLMRequest(BaseModel):
@@ -124,15 +144,21 @@ class LLMRequest(BaseModel):
     #: The profile file the request's target came from, for paths in ``options`` relative to it.
     #: Not part of ``hash_form``.
     profile_source: str | None = None
+    #: Prompt caching directives; None when the prompt's cache mode is off. Not part of
+    #: ``hash_form``: turning caching on changes no answer.
+    cache: CacheDirectives | None = None
     #: The prompt definition the request was rendered from (None for a raw request). Informational
     #: (fakes name it when refusing a call); never sent, not part of ``hash_form``.
     prompt_id: str | None = None
+    #: The bytes of the media parts in ``messages``, by their ``sha256``: what an adapter encodes
+    #: into the request. Never dumped, shown in a repr or hashed (the parts' digests are).
+    media: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""
         return {
             "system": self.system,
-            "messages": [{"role": m.role, "content": m.content} for m in self.messages],
+            "messages": [m.hash_form() for m in self.messages],
             "target": self.target.hash_form(),
             "settings": self.settings.model_dump(mode="json"),
             "structured_output": None
@@ -156,3 +182,15 @@ class LLMResponse(BaseModel):
     latency_ms: float = Field(default=0.0, ge=0)
     #: Request id, strategy used, pricing notes.
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class TokenCount(BaseModel):
+    """The input tokens of a prepared request: counted by the provider, or ``estimated`` locally
+    (about four characters a token) where it has no counting endpoint."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_tokens: int = Field(ge=0)
+    estimated: bool
+    provider: str
+    model: str

@@ -22,14 +22,16 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm import pricing, wire
 from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.media_blocks import b64_text, openai_messages
+from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
 from scriptorium.llm.openai_schema import strict_schema
 from scriptorium.llm.retry import (
@@ -42,6 +44,9 @@ from scriptorium.llm.retry import (
 )
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
+
+if TYPE_CHECKING:
+    from scriptorium.llm.streaming import StreamItem
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "build_params", "parse_completion"]
 
@@ -92,7 +97,18 @@ def _max_tokens_field(request: LLMRequest) -> str:
     return "max_tokens"
 
 
-def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
+def _takes_cache_key(request: LLMRequest) -> bool:
+    """OpenAI's own endpoint takes ``prompt_cache_key``; a compatible server may refuse unknown
+    parameters, so it gets one only when its profile says ``options: {prompt_cache_key: true}``."""
+    endpoint = request.target.endpoint
+    if endpoint is None or "://api.openai.com" in endpoint:
+        return True
+    return request.options.get("prompt_cache_key") is True
+
+
+def build_params(
+    request: LLMRequest, *, media_wire: MediaWire | None = None
+) -> tuple[dict[str, Any], str | None]:
     """The Chat Completions parameters for ``request`` and the structured strategy used.
 
     ``top_k`` is not sent: OpenAI has no such parameter and rejects unknown ones. Strategies:
@@ -144,11 +160,17 @@ def build_params(request: LLMRequest) -> tuple[dict[str, Any], str | None]:
         elif strategy != "prompt":
             params["response_format"] = {"type": "json_object"}
 
-    messages: list[dict[str, str]] = []
+    messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system})
-    messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+    encode = b64_text if media_wire is None else media_wire.encode
+    messages.extend(openai_messages(request, encode))
     params["messages"] = messages
+    cache = request.cache
+    if cache is not None and cache.key and _takes_cache_key(request):
+        # OpenAI caches prefixes by itself; the key routes every run of one prompt to the same
+        # cache.
+        params["prompt_cache_key"] = cache.key
     return params, strategy
 
 
@@ -342,10 +364,14 @@ class OpenAIClient:
         key = _key_value(request)
         client = self._clients.sync(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
-        params, strategy = build_params(request)
+        media_wire = MediaWire()  # media base64 is spliced in as the body is sent
+        params, strategy = build_params(request, media_wire=media_wire)
 
         def attempt(timeout_s: float) -> _Attempt:
-            response = client.chat.completions.with_raw_response.create(**params, timeout=timeout_s)
+            with media_wire.sending(client, params) as sent:
+                response = client.chat.completions.with_raw_response.create(
+                    **sent, timeout=timeout_s
+                )
             return _read(response.http_response, strategy)
 
         result, attempts, _ = call_with_retry(
@@ -364,12 +390,14 @@ class OpenAIClient:
         key = _key_value(request)
         client = await self._clients.async_(self._endpoint(request), key)
         started = time.perf_counter()  # after the first-use SDK import: not the request's time
-        params, strategy = build_params(request)
+        media_wire = MediaWire()
+        params, strategy = build_params(request, media_wire=media_wire)
 
         async def attempt(timeout_s: float) -> _Attempt:
-            response = await client.chat.completions.with_raw_response.create(
-                **params, timeout=timeout_s
-            )
+            with media_wire.sending(client, params) as sent:
+                response = await client.chat.completions.with_raw_response.create(
+                    **sent, timeout=timeout_s
+                )
             return _read(response.http_response, strategy)
 
         result, attempts, _ = await acall_with_retry(
@@ -382,6 +410,19 @@ class OpenAIClient:
             secrets=(key,),
         )
         return self._response(request, result, strategy, attempts, started)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """One chat completion streamed: text chunks as they arrive, then the ``LLMResponse``;
+        retried only before the first chunk (see :mod:`scriptorium.llm.openai_stream`)."""
+        from scriptorium.llm.openai_stream import stream
+
+        return stream(self, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        from scriptorium.llm.openai_stream import astream
+
+        return astream(self, request)
 
     def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
         """A minimal real request (a few output tokens, one retry) proving key, endpoint and model."""

@@ -17,6 +17,7 @@ from scriptorium.llm.anthropic_body import output_blocks
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.openai_schema import strict_schema
 from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import content_text
 
 __all__ = [
     "IGNORED_SETTINGS",
@@ -63,7 +64,7 @@ def openai_strategy(structured: StructuredOutput | None) -> str | None:
 
 
 def _mentions_json(system: str | None, request: LLMRequest) -> bool:
-    texts = [system or "", *(m.content for m in request.messages)]
+    texts = [system or "", *(content_text(m.content) for m in request.messages)]
     return any("json" in t.lower() for t in texts)
 
 

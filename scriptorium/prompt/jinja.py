@@ -21,9 +21,10 @@ from jinja2 import Template, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.meta import find_undeclared_variables
 
-from scriptorium.artifact.model import Artifact
+from scriptorium.artifact.model import Artifact, BinaryTextError
 from scriptorium.errors import PromptLoadError, PromptRenderError, describe
 from scriptorium.hashing import hash_json
+from scriptorium.prompt import cache_marks
 from scriptorium.prompt._sandbox import (
     CURRENT_BUDGET,
     BoundExceeded,
@@ -35,7 +36,8 @@ from scriptorium.prompt._sandbox import (
 # Re-exported: these were always importable from here.
 from scriptorium.prompt._sandbox import MAX_INT_BITS as MAX_INT_BITS
 from scriptorium.prompt._sandbox import FilterCheck as FilterCheck
-from scriptorium.prompt.model import Message, RenderedPrompt
+from scriptorium.prompt.model import Content, Message, RenderedPrompt
+from scriptorium.prompt.placement import MediaPlacement
 from scriptorium.promptdef.model import PromptDefinition
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "CacheInfo",
     "JinjaRenderer",
     "check_syntax",
+    "template_artifact_fields",
     "template_artifacts",
     "template_variables",
 ]
@@ -71,9 +74,14 @@ class _Place(NamedTuple):
 
 
 def _places(definition: PromptDefinition) -> list[tuple[_Place, str | None]]:
-    """Every template of a definition (sections in order, then the session id) with its place."""
+    """Every template of a definition (sections in order, then the session id) with its place.
+    In ``explicit`` cache mode a section's breakpoints are marks in its template."""
+    explicit = definition.cache.mode == "explicit"
     places: list[tuple[_Place, str | None]] = [
-        (_Place(f"{s.role}[{i}]", f"section {i} ({s.role})"), s.template)
+        (
+            _Place(f"{s.role}[{i}]", f"section {i} ({s.role})"),
+            cache_marks.marked_template(s) if explicit and s.cache_marks else s.template,
+        )
         for i, s in enumerate(definition.sections)
     ]
     places.append((_Place("session_id", "the session id"), definition.session_id))
@@ -103,6 +111,8 @@ def _render_error(err: Exception, prompt_id: str | None, place: _Place) -> Promp
         kind, detail = "undefined value", str(err)
     elif isinstance(err, SecurityError):
         kind, detail = "sandbox violation", str(err)
+    elif isinstance(err, BinaryTextError):
+        kind, detail = "binary artifact", str(err)
     elif isinstance(err, BoundExceeded):
         kind, detail = "render bound exceeded", str(err)
     elif isinstance(err, RecursionError):
@@ -158,6 +168,9 @@ class _Compiled(NamedTuple):
     places: tuple[_Place, ...]
     sources: tuple[str | None, ...]
     templates: tuple[Template | None, ...]
+    #: The text of each template made of plain text alone (no expression, tag or comment),
+    #: rendered once at compile time; ``None`` for the others.
+    constants: tuple[str | None, ...]
     #: The definition object last served from this entry: the same frozen object again (the
     #: repositories hand it out while its file is unchanged) skips comparing the sources.
     definition: PromptDefinition
@@ -210,8 +223,17 @@ class JinjaRenderer:
                 prompt_id=definition.id,
             )
         compiled = self._compiled(definition, cache_key)
-        views = {name: artifact.template_view() for name, artifact in artifacts.items()}
+        placement = MediaPlacement.for_artifacts(artifacts, definition.id)
+        if placement is None:
+            views = {name: artifact.template_view() for name, artifact in artifacts.items()}
+        else:
+            views = {name: placement.view(artifact) for name, artifact in artifacts.items()}
         context = {**inputs, _RESERVED: views}
+        mode = definition.cache.mode
+        nonce = None
+        if mode == "explicit":
+            nonce = cache_marks.new_nonce()
+            context[cache_marks.MARK_VARIABLE] = nonce
         budget = Budget(self._env.max_chars, self._max_steps, self._max_built)
         token = CURRENT_BUDGET.set(budget)
         try:
@@ -219,20 +241,48 @@ class JinjaRenderer:
                 None
                 if template is None
                 else self._run(template, context, budget, definition.id, place)
-                for place, template in zip(compiled.places, compiled.templates, strict=True)
+                if constant is None
+                else self._spent(constant, budget, definition.id, place)
+                for place, template, constant in zip(
+                    compiled.places, compiled.templates, compiled.constants, strict=True
+                )
             ]
         finally:
             CURRENT_BUDGET.reset(token)
         *section_texts, session_id = texts
         system: list[str] = []
         messages: list[Message] = []
-        for section, text in zip(definition.sections, section_texts, strict=True):
+        marks: list[tuple[int, cache_marks.Mark]] = []  # (message index or -1 for system, mark)
+        for place, section, text in zip(
+            compiled.places, definition.sections, section_texts, strict=False
+        ):
             if not text:
                 continue  # a section that renders empty (say, a false {% if %}) is left out
+            if placement is not None and section.role != "user":
+                text = placement.text_only(text, place.where, place.label)
+            content: Content = text
+            if placement is not None and section.role == "user":
+                content = placement.content(text, place.where, place.label)
+            found: list[cache_marks.Mark] = []
+            if nonce is not None:
+                content, found = cache_marks.take_content_marks(content, nonce)
+            if not content:
+                continue
+            at = -1 if section.role == "system" else len(messages)
+            for mark in found:
+                ttl = section.cache_marks[mark.number].ttl or definition.cache.ttl
+                marks.append((at, mark._replace(ttl=ttl)))
             if section.role == "system":
-                system.append(text)
+                system.append(content if isinstance(content, str) else text)
             else:
-                messages.append(Message(role=section.role, content=text))
+                messages.append(Message(role=section.role, content=content))
+        if placement is not None:
+            before = list(messages)
+            messages = placement.complete(messages)
+            if session_id is not None:
+                session_id = placement.text_only(session_id, "the session id", "session_id")
+            marks = cache_marks.follow_completion(marks, before, messages)
+        points = cache_marks.points_for(definition, marks, messages, bool(system))
         if session_id is not None and len(session_id) > MAX_SESSION_ID_CHARS:
             raise PromptRenderError(
                 f"the session id renders to {len(session_id):,} characters "
@@ -244,6 +294,7 @@ class JinjaRenderer:
             system="\n\n".join(system) or None,
             messages=tuple(messages),
             session_id=session_id or None,
+            cache_points=cache_marks.normalize(points) if points else (),
         )
 
     def cache_info(self) -> CacheInfo:
@@ -273,6 +324,12 @@ class JinjaRenderer:
                     close()
         return "".join(chunks).strip()
 
+    def _spent(self, text: str, budget: Budget, prompt_id: str, place: _Place) -> str:
+        # A plain-text section renders the same every run: only its size is counted again.
+        with _translating(prompt_id, place):
+            budget.spend_chars(len(text))
+        return text
+
     def _compiled(self, definition: PromptDefinition, cache_key: str | None) -> _Compiled:
         if cache_key is not None:
             entry = self._cache.get(cache_key)
@@ -295,6 +352,7 @@ class JinjaRenderer:
                 return entry
             self._misses += 1
         templates: list[Template | None] = []
+        constants: list[str | None] = []
         for place, source in places:
             try:
                 with _translating(definition.id, place):
@@ -306,8 +364,17 @@ class JinjaRenderer:
                     err.message, prompt_id=definition.id, path=definition.source, reason="invalid"
                 ) from (err.__cause__ or err)
             templates.append(compiled)
+            constant = None
+            if compiled is not None and source is not None and _is_plain_text(self._env, source):
+                with _translating(definition.id, place):
+                    constant = "".join(compiled.generate({})).strip()
+            constants.append(constant)
         entry = _Compiled(
-            tuple(place for place, _ in places), sources, tuple(templates), definition
+            tuple(place for place, _ in places),
+            sources,
+            tuple(templates),
+            tuple(constants),
+            definition,
         )
         if self._cache_size:
             with self._lock:
@@ -316,6 +383,17 @@ class JinjaRenderer:
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return entry
+
+
+def _is_plain_text(env: Sandbox, source: str) -> bool:
+    """Whether ``source`` is text alone: every node of its template is literal output."""
+    if "{" not in source:  # no delimiter at all: the common static system prompt
+        return True
+    return all(
+        isinstance(node, nodes.Output)
+        and all(isinstance(child, nodes.TemplateData) for child in node.nodes)
+        for node in env.parse(source).body
+    )
 
 
 # --- helpers for `scriptorium check` --------------------------------------------------------------
@@ -348,7 +426,7 @@ def template_variables(definition: PromptDefinition) -> dict[str, set[str]]:
     Raises ``PromptRenderError`` for a template that does not parse (see :func:`check_syntax`).
     """
     env = _lint_environment()
-    provided = {_RESERVED, *env.globals}
+    provided = {_RESERVED, cache_marks.MARK_VARIABLE, *env.globals}
     found: dict[str, set[str]] = {}
     for place, source in _places(definition):
         if source is not None:
@@ -377,3 +455,40 @@ def template_artifacts(definition: PromptDefinition) -> set[str]:
             if named and isinstance(item.arg, nodes.Const) and isinstance(item.arg.value, str):
                 names.add(item.arg.value)
     return names
+
+
+def template_artifact_fields(definition: PromptDefinition) -> set[tuple[str, str]]:
+    """``(name, field)`` for every ``artifacts.<name>.<field>`` the templates read (attribute or
+    constant subscript, in any mix), so ``check`` can tell ``.text`` reads from ``.block``s.
+
+    Raises ``PromptRenderError`` for a template that does not parse.
+    """
+    env, found = _lint_environment(), set()
+    for place, source in _places(definition):
+        if source is None:
+            continue
+        with _translating(definition.id, place):
+            tree = env.parse(source)
+        for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+            assert isinstance(node, nodes.Getattr | nodes.Getitem)
+            field = _constant_key(node)
+            name = None if field is None else _artifact_name(node.node)
+            if name is not None and field is not None:
+                found.add((name, field))
+    return found
+
+
+def _constant_key(node: nodes.Getattr | nodes.Getitem) -> str | None:
+    if isinstance(node, nodes.Getattr):
+        return node.attr
+    arg = node.arg
+    return arg.value if isinstance(arg, nodes.Const) and isinstance(arg.value, str) else None
+
+
+def _artifact_name(node: nodes.Node) -> str | None:
+    """``<name>`` when ``node`` is ``artifacts.<name>`` or ``artifacts["<name>"]``."""
+    if isinstance(node, nodes.Getattr | nodes.Getitem):
+        base = node.node
+        if isinstance(base, nodes.Name) and base.name == _RESERVED:
+            return _constant_key(node)
+    return None

@@ -22,9 +22,9 @@ from scriptorium._loading import (
 )
 from scriptorium.errors import InvalidRequestError, PromptLoadError
 from scriptorium.profile.model import is_valid_profile_name
-from scriptorium.promptdef.model import PromptDefinition, Section, is_valid_prompt_id
+from scriptorium.promptdef.model import CacheMark, PromptDefinition, Section, is_valid_prompt_id
 
-__all__ = ["ROLE_LINE", "check_prompt_id", "parse_prompt", "split_sections"]
+__all__ = ["CACHE_LINE", "ROLE_LINE", "check_prompt_id", "parse_prompt", "split_sections"]
 
 #: A line that opens a role section: exactly ``## <role>``, trailing blanks allowed.
 ROLE_LINE = re.compile(r"^## (system|user|assistant)[ \t]*$")
@@ -55,6 +55,36 @@ def _trim_blank_lines(lines: list[str]) -> str:
     return "\n".join(lines[start:end])
 
 
+#: A cache breakpoint line: ``{# cache #}``, ``{# cache 5m #}`` or ``{# cache 1h #}`` alone on its line.
+CACHE_LINE = re.compile(r"^[ \t]*\{#-?[ \t]*cache(?:[ \t]+(5m|1h))?[ \t]*-?#\}[ \t]*$")
+
+
+def _section(role: _Role, lines: list[str]) -> Section:
+    """A section from its lines, with cache breakpoint lines taken out and remembered by offset.
+
+    The lines are removed whatever the prompt's cache mode, so the rendered text is the same with
+    caching on or off (and so is ``request_hash``)."""
+    kept: list[str] = []
+    marks: list[tuple[int, str | None]] = []  # (index into kept, ttl)
+    for line in lines:
+        match = CACHE_LINE.match(line)
+        if match:
+            marks.append((len(kept), match.group(1)))
+        else:
+            kept.append(line)
+    start = 0
+    while start < len(kept) and not kept[start].strip():
+        start += 1
+    template = _trim_blank_lines(kept)
+    cache_marks = []
+    for index, ttl in marks:
+        # The block ends where the marker line was: after the kept lines before it.
+        before = "\n".join(kept[start:index])
+        offset = min(len(before), len(template)) if index > start else 0
+        cache_marks.append(CacheMark(offset=offset, ttl=cast(Any, ttl)))
+    return Section(role=role, template=template, cache_marks=tuple(cache_marks))
+
+
 def split_sections(body: str) -> tuple[Section, ...]:
     """Split a body into role sections (``PromptLoadError`` when its structure is wrong).
 
@@ -75,7 +105,10 @@ def split_sections(body: str) -> tuple[Section, ...]:
     if not parts:
         if not preamble:
             raise PromptLoadError("the body is empty: there is no message")
-        return (Section(role="user", template=preamble),)
+        section = _section("user", preamble_lines)
+        if not section.template:
+            raise PromptLoadError("the body is empty: there is no message")
+        return (section,)
     if preamble:
         raise PromptLoadError(
             "text before the first role line (## system, ## user or ## assistant)"
@@ -83,12 +116,12 @@ def split_sections(body: str) -> tuple[Section, ...]:
 
     sections = []
     for number, (role, lines) in enumerate(parts, start=1):
-        template = _trim_blank_lines(lines)
-        if not template:
+        section = _section(role, lines)
+        if not section.template:
             raise PromptLoadError(f"section {number} (## {role}) is empty")
         if role == "system" and number != 1:
             raise PromptLoadError("## system may appear only once, as the first section")
-        sections.append(Section(role=role, template=template))
+        sections.append(section)
     if all(section.role == "system" for section in sections):
         raise PromptLoadError("there is no ## user or ## assistant section")
     return tuple(sections)

@@ -1,4 +1,4 @@
-"""``rendered_prompt_hash`` and ``request_hash`` (DESIGN section 6) from one serialisation.
+"""``rendered_prompt_hash`` and ``request_hash`` from one serialisation.
 
 Both hash forms hold the rendered messages, and the request's also holds the structured-output
 spec with its whole schema: serialising each from scratch on every run showed in the profile. The
@@ -92,7 +92,7 @@ def prompt_and_request_hashes(
     prompt ``PreparedRun`` shows; the request hash covers the request as the runner built it."""
     if not _state["assemble"]:
         return _plain(rendered, request, shown_system)
-    messages = canonical_json([{"role": m.role, "content": m.content} for m in request.messages])
+    messages = canonical_json([m.hash_form() for m in request.messages])
     system = canonical_json(request.system)
     shown = system if shown_system == request.system else canonical_json(shown_system)
     prompt = b'{"messages":' + messages + b',"system":' + shown + b"}"

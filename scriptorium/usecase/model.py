@@ -10,7 +10,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
 from scriptorium.errors import OutputInvalidError, describe
-from scriptorium.llm.model import APIKey, Target, Usage
+from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
 from scriptorium.prompt.model import Message
 from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
@@ -102,6 +102,8 @@ class PreparedRun(BaseModel):
     session_id: str | None = None
     rendered_prompt_hash: str
     request_hash: str
+    #: Prompt caching asked of the provider (None: off); not part of any hash.
+    cache: CacheDirectives | None = None
 
 
 class OutputRecord(BaseModel):
@@ -131,9 +133,9 @@ class RunResult(BaseModel):
     """The outcome of a run. Invalid output is reported here; it does not raise.
 
     ``metadata`` is what the provider adapter reported for the last generation: ``request_id``,
-    the ``strategy`` used, ``ignored_settings`` (always present), ``service_tier``, a ``pricing``
-    note when the cost is 0 for want of a price, ``replayed`` for an answer from a cassette.
-    It never holds a key.
+    the ``strategy`` used, ``ignored_settings``, ``service_tier``, a ``pricing`` note when the cost
+    is 0 for want of a price (these five are always present, None when not reported; the list
+    possibly empty), ``replayed`` for an answer from a cassette. It never holds a key.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")

@@ -1,4 +1,5 @@
-"""The Prepare flow (DESIGN section 4, steps 1-8) as small functions the Runner calls in order.
+"""The Prepare flow (load, select, merge, check the key, resolve the output, check inputs and
+artifacts, render, hash) as small functions the Runner calls in order.
 
 Each step translates whatever its collaborator raises into that step's sentinel, cause kept; the
 functions here hold no state, so a Runner can serve many requests at once.
@@ -23,7 +24,7 @@ from scriptorium.errors import (
     translate,
 )
 from scriptorium.hashing import canonical_json, hash_json
-from scriptorium.llm.model import StructuredOutput, Target, provider_needs_key
+from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target, provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
@@ -31,6 +32,7 @@ from scriptorium.profile.model import (
     redact_secret_shapes,
     validate_endpoint,
 )
+from scriptorium.prompt.model import RenderedPrompt
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 from scriptorium.usecase.model import RunRequest, SettingSource
 from scriptorium.validate.model import LoadedSchema, OutputContract
@@ -367,3 +369,15 @@ def definition_hash(definition: PromptDefinition, loaded: LoadedSchema | None) -
             loaded.document if not referenced else {"root": loaded.document, "refs": referenced}
         )
     return hash_json(definition.hash_form(document))
+
+
+def cache_directives(
+    definition: PromptDefinition, rendered: RenderedPrompt, definition_hash: str
+) -> CacheDirectives | None:
+    """What the request asks of the provider's prompt cache (None when the prompt's cache is off)."""
+    spec = definition.cache
+    if spec.mode == "off":
+        return None
+    return CacheDirectives(
+        mode=spec.mode, ttl=spec.ttl, points=rendered.cache_points, key=definition_hash
+    )

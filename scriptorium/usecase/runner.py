@@ -22,7 +22,9 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
+from scriptorium.llm.media import check_media, media_bytes
+from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, TokenCount
+from scriptorium.llm.tokens import estimate_input_tokens
 from scriptorium.llm.wire import wire_view
 from scriptorium.observe import scope as run_scope
 from scriptorium.observe.observer import Observer
@@ -46,6 +48,7 @@ from scriptorium.usecase.model import (
     SettingSource,
 )
 from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 from scriptorium.usecase.unicode import checked_verdict as unicode_checked
 from scriptorium.validate.model import (
     LoadedSchema,
@@ -189,6 +192,70 @@ class Runner:
             if token is not None:
                 run_scope.leave(token)
 
+    def stream(self, request: RunRequest) -> RunStream:
+        """The run as events while the model writes; ``result()`` is what :meth:`run` returns.
+        Prepares now (its errors raise here); the model is called when the stream is read."""
+        started = self._clock()
+        run_id = self._new_id()
+        return RunStream(self, request, run_id, started)
+
+    def astream(self, request: RunRequest) -> AsyncRunStream:
+        """The async twin of :meth:`stream`."""
+        started = self._clock()
+        run_id = self._new_id()
+        return AsyncRunStream(self, request, run_id, started)
+
+    def request_for(self, request: RunRequest) -> tuple[PreparedRun, LLMRequest]:
+        """What a run of ``request`` would send: its prepared run and the LLM request (the key
+        included), for drivers that send the generation themselves (provider batches)."""
+        plan = self._plan(request)
+        return plan.prepared, plan.request
+
+    def run_answered(
+        self, request: RunRequest, answer: Callable[[LLMRequest], LLMResponse]
+    ) -> RunResult:
+        """A run whose first generation is ``answer(llm_request)`` instead of a client call (a
+        provider batch's result for this very request). Everything else is the run's own:
+        preparation, the LLM boundary's checks and translation, validation, repairs (through the
+        client, when a repairer is present), usage and the result."""
+        started = self._clock()
+        run_id = self._new_id()
+        plan = self._plan(request)
+        flow = self._flow(plan)
+        call = next(flow)
+        with self._llm_boundary(plan, "reading the batch result"):
+            first: LLMResponse | None = checked_response(answer(plan.request))
+        while True:
+            try:
+                outcome = first if first is not None else self._call(call, plan)
+                first = None
+                call = flow.send(outcome)
+            except StopIteration as done:
+                return self._result(run_id, started, plan, done.value)
+
+    def count_tokens(self, request: RunRequest) -> TokenCount:
+        """The input tokens of the prepared request: the client's own count when it has one
+        (``count_tokens``, e.g. Anthropic's counting endpoint), else a local estimate."""
+        plan = self._plan(request)
+        target = plan.prepared.target
+        counter = getattr(self._client, "count_tokens", None)
+        if callable(counter):
+            with self._llm_boundary(plan, "counting tokens"):
+                counted = counter(plan.request)
+            if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
+                return TokenCount(
+                    input_tokens=counted,
+                    estimated=False,
+                    provider=target.provider,
+                    model=target.model,
+                )
+        return TokenCount(
+            input_tokens=estimate_input_tokens(plan.request),
+            estimated=True,
+            provider=target.provider,
+            model=target.model,
+        )
+
     # -- prepare ----------------------------------------------------------------------------
 
     def _plan(self, request: RunRequest) -> _Plan:
@@ -229,6 +296,7 @@ class Runner:
             rendered = self._renderer.render(
                 definition, inputs=request.inputs, artifacts=artifacts, cache_key=definition_hash
             )
+        cache = steps.cache_directives(definition, rendered, definition_hash)
         llm_request = LLMRequest(
             target=target,
             api_key=key,
@@ -241,8 +309,11 @@ class Runner:
             pricing=None if profile.pricing is None else _pricing(profile),
             options=profile.options,
             profile_source=profile.source,
+            cache=cache,
             prompt_id=prompt_id,
+            media=media_bytes(rendered.messages, artifacts),
         )
+        check_media(llm_request, prompt_id=prompt_id, profile=profile.name)
         # What the provider's adapter sends: prepare shows that, not the request before it.
         view = wire_view(llm_request)
         prompt_hash, request_hash = prompt_and_request_hashes(
@@ -266,6 +337,7 @@ class Runner:
             session_id=rendered.session_id,
             rendered_prompt_hash=prompt_hash,
             request_hash=request_hash,
+            cache=cache,
         )
         return _Plan(prepared=prepared, request=llm_request)
 
@@ -493,12 +565,19 @@ def _pricing(profile: Profile) -> dict[str, float] | None:
     return None if profile.pricing is None else profile.pricing.model_dump(exclude_none=True)
 
 
+# Keys every RunResult.metadata has, None when the adapter did not report them, so consumers can
+# read them without guarding against absence.
+_METADATA_KEYS = ("request_id", "strategy", "service_tier", "pricing")
+
+
 def _result_metadata(response: LLMResponse, prepared: PreparedRun) -> dict[str, Any]:
     """The last generation's adapter metadata; ``ignored_settings`` always said, from the prepared
     run when the client did not report it (an injected client knows nothing of the provider)."""
     metadata = dict(response.metadata)
     if "ignored_settings" not in metadata:
         metadata["ignored_settings"] = list(prepared.ignored_settings)
+    for key in _METADATA_KEYS:
+        metadata.setdefault(key, None)
     return metadata
 
 

@@ -146,7 +146,12 @@ def test_success_maps_text_usage_cost_request_id_and_attempts(
     response = client.generate(make_request(server.url))
     assert response.text == "Hi there"
     assert (response.finish_reason, response.model, response.attempts) == ("stop", MODEL, 1)
-    assert response.usage.model_dump() == {**usage, "cost_micro": 5550, "llm_calls": 1}
+    assert response.usage.model_dump() == {
+        **usage,
+        "cache_write_1h_input_tokens": 0,
+        "cost_micro": 5550,
+        "llm_calls": 1,
+    }
     assert response.metadata["request_id"].startswith("req_fake_")
     assert response.latency_ms > 0
 
@@ -226,6 +231,18 @@ def test_the_posted_body_is_build_body_and_the_sdk_headers_stay(
     assert sent.headers["anthropic-version"]
     assert sent.headers["content-type"] == "application/json"
     assert CANARY in sent.headers.get("x-api-key", "") + sent.headers.get("authorization", "")
+
+
+@pytest.mark.parametrize("suffix", ["/proxy", "/proxy/"])
+def test_an_endpoint_with_a_path_prefix_keeps_it(
+    server: FakeAnthropicServer, client: AnthropicClient, suffix: str
+) -> None:
+    """A proxy mounted under a path gets the Messages API under that path, as with the SDK."""
+    with pytest.raises(LLMGenerateError) as caught:
+        client.generate(make_request(server.url + suffix))
+    # The fake serves nothing under /proxy: its 404 names the path the SDK was sent to.
+    assert caught.value.reason == "not_found"
+    assert "/proxy/v1/messages" in str(caught.value)
 
 
 def test_headers_from_the_sdk_environment_variables_are_not_sent(

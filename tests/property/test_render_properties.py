@@ -83,7 +83,7 @@ def test_rendering_returns_a_prompt_or_raises_prompt_render_error(
     if isinstance(prompt, PromptRenderError | PromptLoadError):
         assert prompt.prompt_id == "prop"
         return
-    texts = [m.content for m in prompt.messages] + ([prompt.system] if prompt.system else [])
+    texts = [m.text for m in prompt.messages] + ([prompt.system] if prompt.system else [])
     assert all(text and text == text.strip() for text in texts)
     assert sum(len(text) for text in texts) <= MAX_CHARS
     assert len(prompt.messages) <= sum(1 for s in sections if s.role != "system")

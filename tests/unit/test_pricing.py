@@ -113,6 +113,28 @@ def test_derived_cache_prices_use_the_standard_multipliers(name: str, expected: 
     assert derived_cache_price(3_000_000, name) == expected
 
 
+def test_each_cache_class_is_priced_apart_and_rounded_once() -> None:
+    """Sonnet: 5-minute writes 3.75, 1-hour writes 6.00, reads 0.30 USD per Mtok; three tokens
+    of each class would round to 0 each if rounded per class."""
+    usage = Usage(
+        input_tokens=1,
+        output_tokens=1,
+        cache_creation_input_tokens=5,
+        cache_write_1h_input_tokens=2,
+        cache_read_input_tokens=3,
+    )
+    micro_per_mtok = 3_000_000 + 15_000_000 + 3 * 3_750_000 + 2 * 6_000_000 + 3 * 300_000
+    expected = (micro_per_mtok + 500_000) // 1_000_000
+    assert cost_micro("claude-sonnet-4-6", usage) == (expected, None)
+    assert expected == 42
+
+
+def test_one_hour_writes_never_exceed_the_writes() -> None:
+    """A usage claiming more 1-hour writes than writes prices only the writes."""
+    usage = Usage(cache_creation_input_tokens=10**6, cache_write_1h_input_tokens=5 * 10**6)
+    assert cost_micro("claude-sonnet-4-6", usage) == (6_000_000, None)
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.integers(0, 10**9),
