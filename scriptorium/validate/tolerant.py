@@ -9,8 +9,10 @@ follows the ``choices`` it was given and records in ``points`` how many alternat
 reading of a text is known and the lenient parser can apply its rule (one value, or the one the
 schema accepts). The spots that branch:
 
-- a quote that may close a string or be part of it, once the string has shown an unescaped quote
-  (``"a "b", "c"]``), and a smart quote that may close a straight-quoted string;
+- a quote that may close a string or be part of it: once the string has shown an unescaped quote
+  (``"a "b", "c"]``), when two quotes stand side by side (``"5"" wide"``), when a number, literal
+  or ``word:`` follows (``["" null]``: a comma may be missing), and a smart quote that may close a
+  straight-quoted string;
 - a closing bracket of the wrong kind: it replaces the expected one (``[1, 2}``), or the expected
   one is missing before it (``{"a": [1, 2}``);
 - two numbers separated by spaces on one line (``[1 2]``: two items, or ``[12]``), only when a
