@@ -120,7 +120,11 @@ _messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary(
 def _messages_url(client: Any) -> str:
     url = _messages_urls.get(client)
     if url is None:
-        url = _messages_urls[client] = str(client.base_url).rstrip("/") + MESSAGES_PATH
+        base = getattr(client, "base_url", None)
+        # A client seen through a wrapper that hides its base URL gets the relative path, which
+        # its own post resolves against the base URL as usual.
+        url = MESSAGES_PATH if base is None else str(base).rstrip("/") + MESSAGES_PATH
+        _messages_urls[client] = url
     return url
 
 
