@@ -29,13 +29,13 @@ import contextlib
 import gc
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bench.server import serve_process
 from bench.stats import Summary, format_table, machine, summarize
 from bench.task import (
     API_KEY,
@@ -83,35 +83,9 @@ class PacedServer(FakeAnthropicServer):
 @contextlib.contextmanager
 def serve(pace_s: float, chunks: int) -> Iterator[str]:
     """Run :class:`PacedServer` in a subprocess; yields its base URL."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bench.stream",
-            "--serve",
-            "--pace",
-            str(pace_s),
-            "--chunks",
-            str(chunks),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        if not url.startswith("http://"):
-            raise RuntimeError("the benchmark server did not start")
+    argv = ["-m", "bench.stream", "--serve", "--pace", str(pace_s), "--chunks", str(chunks)]
+    with serve_process(argv) as url:
         yield url
-    finally:
-        if proc.stdin is not None:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 # --- the two rows ---------------------------------------------------------------------------------
