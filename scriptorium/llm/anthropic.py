@@ -121,9 +121,10 @@ def _messages_url(client: Any) -> str:
     url = _messages_urls.get(client)
     if url is None:
         base = getattr(client, "base_url", None)
-        if base is None:  # a wrapper hiding the SDK client: its post resolves the path itself
-            return MESSAGES_PATH
-        url = _messages_urls[client] = str(base).rstrip("/") + MESSAGES_PATH
+        # A client seen through a wrapper that hides its base URL gets the relative path, which
+        # its own post resolves against the base URL as usual.
+        url = MESSAGES_PATH if base is None else str(base).rstrip("/") + MESSAGES_PATH
+        _messages_urls[client] = url
     return url
 
 
@@ -442,7 +443,7 @@ class _Call:
                     if output.wrapped and isinstance(value, dict):
                         value = value.get("value")
                     return json.dumps(value, ensure_ascii=False), True
-        parts = [b.get("text") for b in blocks if b.get("type") == "text"]
-        if not all(isinstance(part, str) for part in parts):
-            raise self._invalid("the 200 response has a text block without text")
-        return "".join(parts), False  # type: ignore[arg-type]  # all str, checked above
+        parts = [
+            b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        return "".join(parts), False
