@@ -115,10 +115,19 @@ _messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary(
 
 
 def _messages_url(client: Any) -> str:
-    url = _messages_urls.get(client)
+    try:
+        url = _messages_urls.get(client)
+    except TypeError:  # not weakly referenceable (a wrapper from an sdk_factory): not remembered
+        return _url_under(client)
     if url is None:
-        url = _messages_urls[client] = str(client.base_url).rstrip("/") + MESSAGES_PATH
+        url = _messages_urls[client] = _url_under(client)
     return url
+
+
+def _url_under(client: Any) -> str:
+    # A client that does not show its base URL (a wrapper) gets the path, which it resolves.
+    base = getattr(client, "base_url", None)
+    return MESSAGES_PATH if base is None else str(base).rstrip("/") + MESSAGES_PATH
 
 
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
