@@ -19,6 +19,7 @@ text, so every pattern a schema holds (``pattern``, the keys of ``patternPropert
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -104,9 +105,10 @@ def backtracking_safe(pattern: str) -> bool:
     (``x{3}`` is fixed), no repetition inside another, no alternation inside a repetition, and at
     most :data:`_MAX_BOUNDED_CHOICE` combined choices among bounded repetitions."""
     try:
-        from re import _parser  # type: ignore[attr-defined]
-
-        parsed = _parser.parse(pattern)
+        # The stdlib's own regex parser (private, so reached by name: typeshed versions differ on
+        # whether they describe it).
+        parser: Any = importlib.import_module("re._parser")
+        parsed = parser.parse(pattern)
     except Exception:
         return False
     variable = 0
