@@ -124,7 +124,7 @@ def backtracking_safe(pattern: str) -> bool:
                 continue
             if inside:
                 return False
-            if high == _parser.MAXREPEAT:
+            if high == parser.MAXREPEAT:
                 variable += 1
             else:
                 choice *= high - low + 1
