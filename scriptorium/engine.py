@@ -19,8 +19,11 @@ from scriptorium.llm.model import LLMRequest, LLMResponse, TokenCount
 from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.runner import Clock, NewId, Runner
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
 if TYPE_CHECKING:
+    from scriptorium.batch.job import BatchJob
+    from scriptorium.batch.provider import BatchLimits
     from scriptorium.lint import Problem
     from scriptorium.llm.retry import RetryHooks
     from scriptorium.observe.observer import Observer
@@ -59,7 +62,7 @@ class Engine:
         from scriptorium.usecase.repair import DefaultOutputRepairer
         from scriptorium.validate.schema import SchemaValidator
 
-        self.root = Path(root)
+        self.root = _directory(root, "root")
         prompts_dir = self.root / "prompts"
         if client is None:
             from scriptorium.llm.router import Router
@@ -67,6 +70,7 @@ class Engine:
             client = Router(hooks=retry_hooks)
         self.client = client
         self.env = env
+        self.retry_hooks = retry_hooks
         repairer = None
         if repair:
             if not isinstance(client, Client):
@@ -78,8 +82,10 @@ class Engine:
         self.renderer = JinjaRenderer()
         #: The artifact root as given (None: references resolve under ``root``). The HTTP API reads
         #: file references only when one was given.
-        self.artifact_root = None if artifact_root is None else Path(artifact_root)
-        self.artifacts = FileReader(self.root if artifact_root is None else Path(artifact_root))
+        self.artifact_root = (
+            None if artifact_root is None else _directory(artifact_root, "artifact_root")
+        )
+        self.artifacts = FileReader(self.root if self.artifact_root is None else self.artifact_root)
         self.runner = Runner(
             prompts=self.prompts,
             profiles=self.profiles,
@@ -111,6 +117,16 @@ class Engine:
     async def arun(self, request: RunRequest | str, /, **fields: Any) -> RunResult:
         """The async twin of :meth:`run`."""
         return await self.runner.arun(as_request(request, fields))
+
+    def stream(self, request: RunRequest | str, /, **fields: Any) -> RunStream:
+        """The run as events while the model writes (a context manager and an iterator of
+        ``TextDelta``, ``PartialValue``, ``AttemptStarted``, ``Done``); ``result()`` is the
+        ``RunResult`` that :meth:`run` returns for the same response."""
+        return self.runner.stream(as_request(request, fields))
+
+    def astream(self, request: RunRequest | str, /, **fields: Any) -> AsyncRunStream:
+        """The async twin of :meth:`stream` (``async with`` / ``async for``)."""
+        return self.runner.astream(as_request(request, fields))
 
     def count_tokens(self, request: RunRequest | str, /, **fields: Any) -> TokenCount:
         """The input tokens the prepared request would send: Anthropic's token-counting endpoint
@@ -154,6 +170,42 @@ class Engine:
                     return err
 
         return list(await asyncio.gather(*(one(i) for i in items)))
+
+    def submit_batch(
+        self,
+        requests: Iterable[RunRequest],
+        *,
+        state: str | os.PathLike[str] | None = None,
+        limits: BatchLimits | None = None,
+    ) -> BatchJob:
+        """Send ``requests`` through the provider's batch API (half price, results within a
+        day) and return the job. Each request is prepared exactly as a run; equal requests are
+        sent once. ``state`` is the file the job's state is saved to, before and after every
+        submission, for :meth:`resume_batch`; ``limits`` lowers the per-batch limits."""
+        from scriptorium.batch.job import submit
+        from scriptorium.batch.store import StateFile
+
+        store = None if state is None else StateFile(state)
+        return submit(
+            self.runner, list(requests), store=store, limits=limits, hooks=self.retry_hooks
+        )
+
+    def resume_batch(
+        self,
+        state: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        limits: BatchLimits | None = None,
+        api_key: str | None = None,
+    ) -> BatchJob:
+        """Carry on a provider batch job from its state file (or ``BatchJob.state``): a chunk
+        whose submission is in doubt is looked up, not resent; expired or canceled rows are
+        sent again. ``api_key`` stands in for a direct key the original requests carried (keys
+        are never saved)."""
+        from scriptorium.batch.job import resume
+        from scriptorium.batch.store import StateFile
+
+        saved = state if isinstance(state, Mapping) else StateFile(state)
+        return resume(self.runner, saved, limits=limits, hooks=self.retry_hooks, api_key=api_key)
 
     def _run_one(self, request: RunRequest) -> RunResult | ScriptoriumError:
         try:
@@ -234,3 +286,21 @@ def as_request(request: RunRequest | str, fields: Mapping[str, Any]) -> RunReque
         return request
     with translate(InvalidRequestError, "invalid request"):
         return RunRequest(prompt_id=request, **fields)
+
+
+def _directory(value: object, name: str) -> Path:
+    """A directory argument as a Path; anything that cannot name one is ``InvalidRequestError``
+    here, not a ``TypeError`` or ``ValueError`` from deep inside the first file read."""
+    if not isinstance(value, str | os.PathLike):
+        raise InvalidRequestError(
+            f"{name} must be a path (str or os.PathLike), not {type(value).__name__}", field=name
+        )
+    try:
+        text = os.fspath(value)
+    except TypeError as err:  # a PathLike whose __fspath__ returns something else
+        raise InvalidRequestError(f"{name} is not a usable path", field=name) from err
+    if not isinstance(text, str):
+        raise InvalidRequestError(f"{name} must be a text path, not bytes", field=name)
+    if "\x00" in text:
+        raise InvalidRequestError(f"{name} holds a NUL character", field=name)
+    return Path(text)

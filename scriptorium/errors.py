@@ -22,6 +22,7 @@ Messages never carry a key value. Errors pickle with their attributes, but not w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from types import TracebackType
@@ -70,6 +71,8 @@ class ScriptoriumError(Exception):
         unknown = set(attrs) - set(self.fields)
         if unknown:
             raise TypeError(f"{type(self).__name__} got unexpected fields: {sorted(unknown)}")
+        if not message.isascii():
+            message = _encodable(message)
         super().__init__(message)
         self.message = message
         for name in self.fields:
@@ -195,7 +198,8 @@ class PromptRenderError(ScriptoriumError):
 
 class LLMGenerateError(ScriptoriumError):
     """Raised by an LLM client when generation failed. ``reason`` is one of :data:`REASONS`;
-    ``retryable`` says whether trying again later may help."""
+    ``retryable`` says whether trying again later may help. ``partial_text`` is the text a
+    stream had already delivered when it failed (None when nothing had arrived)."""
 
     code = "llm_generate"
     fields = (
@@ -210,6 +214,7 @@ class LLMGenerateError(ScriptoriumError):
         "elapsed_s",
         "provider",
         "model",
+        "partial_text",
     )
     REASONS: ClassVar[frozenset[str]] = frozenset(
         {
@@ -240,6 +245,7 @@ class LLMGenerateError(ScriptoriumError):
     elapsed_s: float | None
     provider: str | None
     model: str | None
+    partial_text: str | None
 
     def __init__(self, message: str, **attrs: Any) -> None:
         reason = attrs.get("reason")
@@ -263,6 +269,19 @@ class OutputInvalidError(ScriptoriumError):
     code = "output_invalid"
     fields = ("prompt_id", "profile", "path", "issues")
     issues: Any
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    # A message quoting a server's text may hold a lone surrogate (legal in JSON), which no UTF-8
+    # writer (the CLI's stderr, a batch file, an HTTP body) can encode: U+FFFD stands in for it.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

@@ -1,0 +1,13 @@
+"""Batch execution: provider batch jobs (half-price Message Batches and Batch API), their state
+machine and state file.
+
+``Engine.submit_batch`` and ``Engine.resume_batch`` are the entry points; :class:`BatchJob` is what
+they return. Nothing here imports an SDK until a job talks to a provider.
+"""
+
+from __future__ import annotations
+
+from scriptorium.batch.job import BatchJob, BatchStatus
+from scriptorium.batch.provider import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
+
+__all__ = ["ANTHROPIC_LIMITS", "OPENAI_LIMITS", "BatchJob", "BatchLimits", "BatchStatus"]
