@@ -453,7 +453,7 @@ class _Call:
                     if output.wrapped and isinstance(value, dict):
                         value = value.get("value")
                     return json.dumps(value, ensure_ascii=False), True
-        parts = [
-            b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
-        ]
-        return "".join(parts), False
+        parts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        if not all(isinstance(part, str) for part in parts):
+            raise self._invalid("the 200 response has a text block without text")
+        return "".join(parts), False  # type: ignore[arg-type]  # all str, checked above
