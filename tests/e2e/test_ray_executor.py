@@ -139,5 +139,5 @@ def test_a_worker_killed_mid_job_loses_no_row(tmp_path: Path) -> None:
     [results] = outcome
     assert isinstance(results, list)
     assert all(isinstance(r, RunResult) for r in results)
-    texts = [r.output.text for r in results]  # type: ignore[union-attr]
+    texts = [r.output.text for r in results]
     assert texts == [f"echo: Say hello to n{i}." for i in range(rows)]
