@@ -37,26 +37,38 @@ VOLATILE = frozenset(
 
 
 class EchoServer(FakeAnthropicServer):
-    """Answers every request with its prompt's text, and keeps the arrival time of each."""
+    """Answers every unscripted request with its prompt's text, and keeps the arrival time and
+    status of every request."""
 
     def __init__(self, *, latency_s: float = 0.0) -> None:
         super().__init__(latency_s=latency_s)
         self._lock = threading.Lock()
-        self._arrivals: list[float] = []
+        self._log: list[tuple[float, int]] = []
 
     @property
     def arrivals(self) -> list[float]:
         """``time.monotonic()`` of each request's arrival, in order."""
         with self._lock:
-            return sorted(self._arrivals)
+            return sorted(t for t, _ in self._log)
+
+    @property
+    def log(self) -> list[tuple[float, int]]:
+        """Each request's arrival time and the status it was answered with, in order."""
+        with self._lock:
+            return sorted(self._log)
+
+    def _answer(self, request: RecordedRequest) -> tuple[Answer, float]:
+        arrived = time.monotonic()
+        answer, delay_s = super()._answer(request)
+        with self._lock:
+            self._log.append((arrived, answer.status))
+        return answer, delay_s
 
     def default_answer(self, request: RecordedRequest) -> Answer:
-        with self._lock:
-            self._arrivals.append(time.monotonic())
         prompt = request.body["messages"][-1]["content"]
         text = prompt if isinstance(prompt, str) else prompt[0]["text"]
         body = {
-            "id": f"msg_{len(self._arrivals)}",
+            "id": self._next_id(),
             "type": "message",
             "role": "assistant",
             "model": request.body.get("model", MODEL),

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_WINDOW_S",
     "Estimate",
+    "Gate",
     "Limiter",
     "LocalLimiter",
     "RateBudget",
@@ -89,12 +90,14 @@ def estimate(prepared: PreparedRun) -> Estimate:
 
 def real_usage(result: RunResult) -> Estimate:
     """What a finished run used, counted as providers count it against their input budget
-    (uncached input plus cache writes; cache reads are not counted by Anthropic's)."""
+    (uncached input plus cache writes; cache reads are not counted by Anthropic's). Requests
+    are its generations (the first and any repairs); transport retries took grants of their
+    own."""
     usage = result.usage
     return Estimate(
         input_tokens=usage.input_tokens + usage.cache_creation_input_tokens,
         output_tokens=usage.output_tokens,
-        requests=max(1, usage.llm_calls),
+        requests=max(1, len(result.attempts)),
     )
 
 
@@ -150,9 +153,20 @@ class RateBudget:
     def acquire(self, now: float, need: Estimate, *, delay_s: float = 0.0) -> tuple[float, int]:
         """Ask for one call sent ``delay_s`` from ``now``. Returns ``(0.0, ticket)`` when granted
         (and recorded), else ``(seconds to wait before asking again, -1)``."""
+        wait = self.peek(now, need)
+        if wait > 0:
+            return wait, -1
+        ticket = self._next_ticket
+        self._next_ticket += 1
+        amounts = [float(need.requests), float(need.input_tokens), float(need.output_tokens)]
+        self._entries[ticket] = _Entry(now + delay_s, amounts)
+        return 0.0, ticket
+
+    def peek(self, now: float, need: Estimate) -> float:
+        """How long until ``need`` would be granted (0: now); records nothing."""
         self._expire(now)
         if now < self._paused_until:
-            return self._paused_until - now, -1
+            return self._paused_until - now
         amounts = (float(need.requests), float(need.input_tokens), float(need.output_tokens))
         wait = 0.0
         for kind, cap in enumerate(self.capacity):
@@ -162,12 +176,7 @@ class RateBudget:
             if used == 0 or used + amounts[kind] <= cap:
                 continue
             wait = max(wait, self._until_room(now, kind, used + amounts[kind] - cap))
-        if wait > 0:
-            return wait, -1
-        ticket = self._next_ticket
-        self._next_ticket += 1
-        self._entries[ticket] = _Entry(now + delay_s, list(amounts))
-        return 0.0, ticket
+        return wait
 
     def settle(self, ticket: int, used: Estimate) -> None:
         """Replace a grant's estimate with what the call really used (a grant already expired
@@ -222,6 +231,11 @@ class Stopped(Exception):
 class Limiter(Protocol):
     """What a worker asks before each call and tells after it (blocking; keyed by profile)."""
 
+    def ready(self, profile: str, need: Estimate) -> None:
+        """Block until ``need`` would be granted, without taking it (the long waits happen
+        here, before the call's own time budget starts). Raises :class:`Stopped`."""
+        ...
+
     def acquire(self, profile: str, need: Estimate, *, delay_s: float = 0.0) -> int:
         """Block until ``need`` fits the profile's budgets; the grant's ticket. Raises
         :class:`Stopped` once the batch is stopping."""
@@ -262,6 +276,18 @@ class LocalLimiter:
         """Stop granting: every waiting and later :meth:`acquire` raises :class:`Stopped`."""
         self._stopped.set()
 
+    def ready(self, profile: str, need: Estimate) -> None:
+        """Block until ``need`` would be granted (nothing taken)."""
+        budget = self._budgets.get(profile)
+        while budget is not None:
+            if self._stopped.is_set():
+                raise Stopped
+            with self._lock:
+                wait = budget.peek(self._clock(), need)
+            if wait <= 0:
+                return
+            self._sleep(min(wait, 0.5))
+
     def acquire(self, profile: str, need: Estimate, *, delay_s: float = 0.0) -> int:
         """Block until granted; -1 for a profile without limits."""
         budget = self._budgets.get(profile)
@@ -292,33 +318,60 @@ class LocalLimiter:
                 budget.pause(self._clock(), seconds)
 
 
-# -- the row gate: what a worker thread is running, for the retry hook ----------------------------
+# -- the row gate: what a worker thread is running, for the retry loop's hooks --------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Gate:
+@dataclass(slots=True)
+class Gate:
+    """The row a worker thread is running: its limiter, profile and estimate, and the grant of
+    its first request once taken."""
+
     limiter: Limiter
     profile: str
     need: Estimate
+    ticket: int = -1
+    granted: bool = False
+    stopped: bool = False
+
+    def take(self) -> None:
+        """Take the grant of the row's first request (once)."""
+        if not self.granted:
+            self.ticket = self.limiter.acquire(self.profile, self.need)
+            self.granted = True
 
 
 _current = threading.local()
 
 
 @contextmanager
-def guarded(limiter: Limiter, profile: str, need: Estimate) -> Iterator[None]:
-    """While active in a thread, the retry loop's transport retries of that thread's call go
-    through ``limiter`` too (each retry is a request the provider counts), and a 429 pauses
-    every worker of the profile."""
-    _current.gate = _Gate(limiter, profile, need)
+def guarded(limiter: Limiter, profile: str, need: Estimate) -> Iterator[Gate]:
+    """While active in a thread, the retry loop of that thread's call takes the row's grant just
+    before its first request (after the SDK client is built, so a slow first import cannot put
+    the grant far from the send), its transport retries acquire too (each is a request the
+    provider counts), and a 429 pauses every worker of the profile."""
+    gate = Gate(limiter, profile, need)
+    _current.gate = gate
     try:
-        yield
+        yield gate
     finally:
         _current.gate = None
 
 
+def _before_request() -> bool:
+    """The retry loop's ``stop_requested``: takes the row's grant; True when the batch stops."""
+    gate: Gate | None = getattr(_current, "gate", None)
+    if gate is None:
+        return False
+    try:
+        gate.take()
+    except Stopped:
+        gate.stopped = True
+        return True
+    return False
+
+
 def _on_retry(info: RetryInfo) -> None:
-    gate: _Gate | None = getattr(_current, "gate", None)
+    gate: Gate | None = getattr(_current, "gate", None)
     if gate is None:
         return
     if info.failure.reason == "rate_limited":
@@ -329,8 +382,8 @@ def _on_retry(info: RetryInfo) -> None:
 
 
 def rate_limit_hooks(hooks: RetryHooks | None = None) -> RetryHooks:
-    """``hooks`` (default ones when None) with the rate-limit observer added. It does nothing
-    in a thread that is not running a guarded batch row."""
+    """``hooks`` (default ones when None) with the rate-limit hooks added. They do nothing in a
+    thread that is not running a guarded batch row."""
     from dataclasses import replace
 
     from scriptorium.llm.retry import RetryHooks
@@ -338,4 +391,9 @@ def rate_limit_hooks(hooks: RetryHooks | None = None) -> RetryHooks:
     base = hooks or RetryHooks()
     if _on_retry in base.on_retry:
         return base
-    return replace(base, on_retry=(*base.on_retry, _on_retry))
+    stop = base.stop_requested
+
+    def stop_requested() -> bool:
+        return _before_request() or (stop is not None and stop())
+
+    return replace(base, on_retry=(*base.on_retry, _on_retry), stop_requested=stop_requested)

@@ -66,16 +66,21 @@ class LocalExecutor:
 
 
 def run_row(engine: Engine, row: Row, limiter: Limiter) -> RunResult | ScriptoriumError:
-    """Run one row under ``limiter``: acquire before the call (its transport retries acquire
-    too), settle with the real usage after. Raises :class:`Stopped` when the batch stops
-    before the row was granted."""
+    """Run one row under ``limiter``: wait until its budget has room, take the grant just before
+    the first request (transport retries take their own), settle with the real usage after.
+    Raises :class:`Stopped` when the batch stops before the row was sent."""
     profile = row.prepared.profile
     need = estimate(row.prepared)
-    ticket = limiter.acquire(profile, need)
-    with guarded(limiter, profile, need):
+    limiter.ready(profile, need)
+    with guarded(limiter, profile, need) as gate:
         try:
             result = engine.run(row.request)
         except ScriptoriumError as err:
+            if gate.stopped:
+                raise Stopped from err
             return err
-    limiter.settle(profile, ticket, real_usage(result))
+        # A client without the retry loop (fake, replay, a custom one) never asked: count the
+        # call now, so the budget paces the rows that follow.
+        gate.take()
+    limiter.settle(profile, gate.ticket, real_usage(result))
     return result

@@ -29,21 +29,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.batch.executor import Deliver, Row, profile_limits
-from scriptorium.batch.limits import (
-    DEFAULT_WINDOW_S,
-    Estimate,
-    RateBudget,
-    Stopped,
-    estimate,
-    guarded,
-    real_usage,
-)
+from scriptorium.batch.limits import DEFAULT_WINDOW_S, Estimate, RateBudget, Stopped
+from scriptorium.batch.local import run_row
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError
 
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
     from scriptorium.profile.model import RateLimits
-    from scriptorium.usecase.model import RunRequest, RunResult
+    from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
 __all__ = ["LimiterActor", "RayExecutor", "run_on_worker"]
 
@@ -112,6 +105,13 @@ class LimiterActor:
             return 0.0, -1
         return budget.acquire(time.monotonic(), need, delay_s=delay_s)
 
+    def peek(self, profile: str, need: Estimate) -> float:
+        """Seconds until ``need`` would be granted (0: now; -1: the job is stopping)."""
+        if self._closed:
+            return -1.0
+        budget = self._budgets.get(profile)
+        return 0.0 if budget is None else budget.peek(time.monotonic(), need)
+
     def settle(self, profile: str, ticket: int, used: Estimate) -> None:
         """Record real usage of a grant."""
         budget = self._budgets.get(profile)
@@ -135,6 +135,17 @@ class _ActorLimiter:
 
     def __init__(self, actor: Any) -> None:
         self._actor = actor
+
+    def ready(self, profile: str, need: Estimate) -> None:
+        import ray
+
+        while True:
+            wait = ray.get(self._actor.peek.remote(profile, need))
+            if wait < 0:
+                raise Stopped
+            if wait == 0:
+                return
+            time.sleep(min(wait, 1.0))
 
     def acquire(self, profile: str, need: Estimate, *, delay_s: float = 0.0) -> int:
         import ray
@@ -180,23 +191,17 @@ def _engine_for(project: Project) -> Engine:
 
 
 def run_on_worker(
-    project: Project, request: RunRequest, profile: str, need: Estimate, limiter: Any
+    project: Project, request: RunRequest, prepared: PreparedRun, limiter: Any
 ) -> RunResult | ScriptoriumError | None:
-    """One row, on a Ray worker: acquire, run, settle. None when the job stopped before the row
-    was granted (it was never sent)."""
+    """One row, on a Ray worker, exactly as the local executor runs it (wait for room, take the
+    grant just before the first request, settle after). None when the job stopped before the
+    row was sent."""
     engine = _engine_for(project)
-    gate = _ActorLimiter(limiter)
+    row = Row(0, request, prepared)
     try:
-        ticket = gate.acquire(profile, need)
+        return run_row(engine, row, _ActorLimiter(limiter))
     except Stopped:
         return None
-    with guarded(gate, profile, need):
-        try:
-            result = engine.run(request)
-        except ScriptoriumError as err:
-            return err
-    gate.settle(profile, ticket, real_usage(result))
-    return result
 
 
 class RayExecutor:
@@ -271,8 +276,7 @@ class RayExecutor:
                     if row is None:
                         exhausted = True
                         break
-                    need = estimate(row.prepared)
-                    ref = task.remote(project_ref, row.request, row.prepared.profile, need, actor)
+                    ref = task.remote(project_ref, row.request, row.prepared, actor)
                     pending[ref] = row
                 if not pending:
                     break
