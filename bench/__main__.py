@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from bench import calls, firstrun, imports, memory, overhead
 from bench.rows import ROWS, Row
 from bench.server import serve
-from bench.stats import Summary, format_table, machine, summarize, versions
+from bench.stats import Summary, format_table, machine, paired_ratio, summarize, versions
 from bench.task import make_project
 
 SECTIONS = ("sync", "aseq", "async", "memory", "first", "overhead", "imports")
@@ -39,7 +39,7 @@ class Sizes:
     memory_repeats: int = 3
 
 
-FULL = Sizes(300, 9, 30, 1000, 200, 7, 0.05, 300, 7, 5, 3)
+FULL = Sizes(200, 7, 30, 1000, 200, 5, 0.05, 300, 7, 5, 3)
 SMOKE = Sizes(3, 1, 1, 20, 10, 1, 0.05, 5, 1, 1, 1)
 
 
@@ -63,19 +63,35 @@ def _ratio_cell(m: calls.Measured, floor: calls.Measured) -> str:
     return "-" if ratio is None else ratio.show("{:.2f}")
 
 
+def _cpu_ratio_cell(m: calls.Measured, floor: calls.Measured) -> str:
+    if m is floor:
+        return "1.00"
+    if not m.cpu or len(m.cpu) != len(floor.cpu):
+        return "-"
+    return paired_ratio(m.cpu, floor.cpu).show("{:.2f}")
+
+
 def _calls_table(measured: list[calls.Measured], unit: str) -> str:
     floor = next(m for m in measured if m.row.kind == "floor")
     rows = [
         [
             m.row.name,
             _cell(m.summary(), "{:.0f}"),
-            _cell(summarize(m.cpu) if m.cpu else None, "{:.0f}"),
             _ratio_cell(m, floor),
+            _cell(summarize(m.cpu) if m.cpu else None, "{:.0f}"),
+            _cpu_ratio_cell(m, floor),
             m.note or m.row.what,
         ]
         for m in measured
     ]
-    header = ["row", unit, "client CPU µs per call", "× floor", "what / note"]
+    header = [
+        "row",
+        unit,
+        "× floor",
+        "client CPU µs per call",
+        "client CPU × floor",
+        "what / note",
+    ]
     return format_table(header, rows)
 
 
@@ -97,9 +113,14 @@ def _call_verdicts(
             lines.append(f"- not measured: {ours.row.name}, {name} ({ours.note or floor.note})")
             continue
         ok = ratio.median <= bound if lower_is_better else ratio.median >= bound
+        cpu = (
+            f"; client CPU {paired_ratio(ours.cpu, floor.cpu).median:.2f}×"
+            if ours.cpu and len(ours.cpu) == len(floor.cpu)
+            else ""
+        )
         lines.append(
             f"- {'met' if ok else 'MISSED'}: {ours.row.name}, {name} {sign} {bound:.2f}× floor "
-            f"({ratio.median:.2f}×)"
+            f"({ratio.median:.2f}×{cpu})"
         )
     earlier, ours2 = _find(measured, "floor2"), _find(measured, "ours2")
     if earlier is not None and ours2 is not None:

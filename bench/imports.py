@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -56,12 +57,16 @@ class Imported:
 
 
 def _probe(statement: str) -> dict[str, object]:
+    # Bytecode is written and used, as in an installed package (a PYTHONDONTWRITEBYTECODE
+    # environment would otherwise recompile every edited module on each import).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
         [sys.executable, "-c", _PROBE.format(statement=statement)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["failed"])[-1]
@@ -74,6 +79,11 @@ def measure_imports(repeats: int, labels: set[str] | None = None) -> list[Import
     """Each statement ``repeats`` times, interleaved, every one in a new interpreter."""
     rows = [Imported(label) for label, _ in IMPORTS if labels is None or label in labels]
     statements = dict(IMPORTS)
+    for row in rows:  # untimed: writes any missing bytecode and warms the file cache
+        try:
+            _probe(statements[row.label])
+        except RuntimeError:
+            pass
     for _ in range(repeats):
         for row in rows:
             if row.note:

@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
+from bench.server import serve_process
 from scriptorium import Engine
 from scriptorium._testing import media
 
@@ -50,26 +49,8 @@ with cls(default_text="ok", record=False) as server:
 
 @contextlib.contextmanager
 def _server(provider: str) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, provider],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
-        if not url.startswith("http://"):
-            raise RuntimeError("the loopback server did not start")
+    with serve_process(["-c", _SERVER, provider]) as url:
         yield url
-    finally:
-        if proc.stdin is not None:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _profile(provider: str, url: str) -> str:

@@ -87,10 +87,11 @@ class ExtractionServer(FakeAnthropicServer):
 
 
 @contextlib.contextmanager
-def serve(latency_s: float = 0.0) -> Iterator[str]:
-    """Run :class:`ExtractionServer` in a subprocess; yields its base URL."""
+def serve_process(argv: list[str]) -> Iterator[str]:
+    """Run a loopback server as ``python <argv>`` in a subprocess, which prints its base URL on
+    its first line and serves until its standard input closes; yields the URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.server", "--latency", str(latency_s)],
+        [sys.executable, *argv],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -109,6 +110,13 @@ def serve(latency_s: float = 0.0) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextlib.contextmanager
+def serve(latency_s: float = 0.0) -> Iterator[str]:
+    """Run :class:`ExtractionServer` in a subprocess; yields its base URL."""
+    with serve_process(["-m", "bench.server", "--latency", str(latency_s)]) as url:
+        yield url
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,14 +18,19 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ArtifactContent",
+    "AttemptStarted",
+    "Done",
     "Engine",
     "LLMRequest",
     "LLMResponse",
     "Overrides",
+    "PartialValue",
     "PreparedRun",
     "RunRequest",
     "RunResult",
     "ScriptoriumError",
+    "StreamEvent",
+    "TextDelta",
     "Usage",
     "ValidationResult",
     "__version__",
@@ -43,6 +48,11 @@ _LAZY = {
     "RunRequest": "scriptorium.usecase.model",
     "RunResult": "scriptorium.usecase.model",
     "ValidationResult": "scriptorium.validate.model",
+    "AttemptStarted": "scriptorium.usecase.events",
+    "Done": "scriptorium.usecase.events",
+    "PartialValue": "scriptorium.usecase.events",
+    "StreamEvent": "scriptorium.usecase.events",
+    "TextDelta": "scriptorium.usecase.events",
 }
 
 ScriptoriumError = errors.ScriptoriumError
@@ -51,6 +61,13 @@ if TYPE_CHECKING:
     from scriptorium.artifact.model import ArtifactContent
     from scriptorium.engine import Engine
     from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+    from scriptorium.usecase.events import (
+        AttemptStarted,
+        Done,
+        PartialValue,
+        StreamEvent,
+        TextDelta,
+    )
     from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
     from scriptorium.validate.model import ValidationResult
 

@@ -19,9 +19,12 @@ from scriptorium.llm.model import LLMRequest, LLMResponse, TokenCount
 from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.runner import Clock, NewId, Runner
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
 if TYPE_CHECKING:
     from scriptorium.batch.executor import BatchExecutor
+    from scriptorium.batch.job import BatchJob
+    from scriptorium.batch.provider import BatchLimits
     from scriptorium.lint import Problem
     from scriptorium.llm.retry import RetryHooks
     from scriptorium.observe.observer import Observer
@@ -73,6 +76,7 @@ class Engine:
         #: As given: what a batch executor needs to build this engine again on another machine.
         self.repair = repair
         self.default_profile = default_profile
+        self.retry_hooks = retry_hooks
         repairer = None
         if repair:
             if not isinstance(client, Client):
@@ -117,6 +121,16 @@ class Engine:
     async def arun(self, request: RunRequest | str, /, **fields: Any) -> RunResult:
         """The async twin of :meth:`run`."""
         return await self.runner.arun(as_request(request, fields))
+
+    def stream(self, request: RunRequest | str, /, **fields: Any) -> RunStream:
+        """The run as events while the model writes (a context manager and an iterator of
+        ``TextDelta``, ``PartialValue``, ``AttemptStarted``, ``Done``); ``result()`` is the
+        ``RunResult`` that :meth:`run` returns for the same response."""
+        return self.runner.stream(as_request(request, fields))
+
+    def astream(self, request: RunRequest | str, /, **fields: Any) -> AsyncRunStream:
+        """The async twin of :meth:`stream` (``async with`` / ``async for``)."""
+        return self.runner.astream(as_request(request, fields))
 
     def count_tokens(self, request: RunRequest | str, /, **fields: Any) -> TokenCount:
         """The input tokens the prepared request would send: Anthropic's token-counting endpoint
@@ -163,6 +177,42 @@ class Engine:
                     return err
 
         return list(await asyncio.gather(*(one(i) for i in items)))
+
+    def submit_batch(
+        self,
+        requests: Iterable[RunRequest],
+        *,
+        state: str | os.PathLike[str] | None = None,
+        limits: BatchLimits | None = None,
+    ) -> BatchJob:
+        """Send ``requests`` through the provider's batch API (half price, results within a
+        day) and return the job. Each request is prepared exactly as a run; equal requests are
+        sent once. ``state`` is the file the job's state is saved to, before and after every
+        submission, for :meth:`resume_batch`; ``limits`` lowers the per-batch limits."""
+        from scriptorium.batch.job import submit
+        from scriptorium.batch.store import StateFile
+
+        store = None if state is None else StateFile(state)
+        return submit(
+            self.runner, list(requests), store=store, limits=limits, hooks=self.retry_hooks
+        )
+
+    def resume_batch(
+        self,
+        state: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        limits: BatchLimits | None = None,
+        api_key: str | None = None,
+    ) -> BatchJob:
+        """Carry on a provider batch job from its state file (or ``BatchJob.state``): a chunk
+        whose submission is in doubt is looked up, not resent; expired or canceled rows are
+        sent again. ``api_key`` stands in for a direct key the original requests carried (keys
+        are never saved)."""
+        from scriptorium.batch.job import resume
+        from scriptorium.batch.store import StateFile
+
+        saved = state if isinstance(state, Mapping) else StateFile(state)
+        return resume(self.runner, saved, limits=limits, hooks=self.retry_hooks, api_key=api_key)
 
     def _run_one(self, request: RunRequest) -> RunResult | ScriptoriumError:
         try:

@@ -195,7 +195,8 @@ class PromptRenderError(ScriptoriumError):
 
 class LLMGenerateError(ScriptoriumError):
     """Raised by an LLM client when generation failed. ``reason`` is one of :data:`REASONS`;
-    ``retryable`` says whether trying again later may help."""
+    ``retryable`` says whether trying again later may help. ``partial_text`` is the text a
+    stream had already delivered when it failed (None when nothing had arrived)."""
 
     code = "llm_generate"
     fields = (
@@ -210,6 +211,7 @@ class LLMGenerateError(ScriptoriumError):
         "elapsed_s",
         "provider",
         "model",
+        "partial_text",
     )
     REASONS: ClassVar[frozenset[str]] = frozenset(
         {
@@ -240,6 +242,7 @@ class LLMGenerateError(ScriptoriumError):
     elapsed_s: float | None
     provider: str | None
     model: str | None
+    partial_text: str | None
 
     def __init__(self, message: str, **attrs: Any) -> None:
         reason = attrs.get("reason")

@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from scriptorium._lazy import lazy_getattr
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.streaming import StreamItem, chunked
 
 if TYPE_CHECKING:
     from scriptorium._testing.anthropic_server import FakeAnthropicServer
@@ -40,6 +41,7 @@ __all__ = [
     "MemoryPromptRepository",
     "Scripted",
     "SequentialIds",
+    "UnexpectedCall",
 ]
 
 #: One scripted turn: a text, a full response, an exception to raise, or a callable of the request
@@ -75,18 +77,23 @@ def __getattr__(name: str) -> Any:
 
 
 class FakeClient:
-    """A scripted LLM client, sync and async.
+    """A scripted LLM client, sync and async, streaming too.
 
     Each call takes the next scripted turn; the last one repeats once the script runs out. Every
     request is recorded in ``.requests`` (with its key, as a real client would receive it).
+    ``stream``/``astream`` deliver a turn's text in ``chunks`` pieces, then its response; a
+    scripted exception is raised before the first piece.
 
     An empty script (``FakeClient()``) is for code that must make no call: any call is recorded
     and then raises ``AssertionError`` naming the request's prompt.
     """
 
-    def __init__(self, responses: Iterable[Scripted] = (), *, model: str = "fake-model") -> None:
+    def __init__(
+        self, responses: Iterable[Scripted] = (), *, model: str = "fake-model", chunks: int = 4
+    ) -> None:
         self._script = list(responses)
         self._model = model
+        self._chunks = chunks
         self._lock = threading.Lock()
         self._turn = 0
         self.requests: list[LLMRequest] = []
@@ -100,7 +107,7 @@ class FakeClient:
         with self._lock:
             self.requests.append(request)
             if not self._script:
-                raise AssertionError(_unexpected_call(request))
+                raise UnexpectedCall(_unexpected_call(request))
             item = self._script[min(self._turn, len(self._script) - 1)]
             self._turn += 1
         return item
@@ -134,6 +141,27 @@ class FakeClient:
                 value = await value
             return self._wrap(value)
         return self._wrap(item)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """The next scripted response, its text in several chunks, then the response itself."""
+        response = self.generate(request)
+        yield from chunked(response.text, self._chunks)
+        yield response
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        response = await self.agenerate(request)
+        for piece in chunked(response.text, self._chunks):
+            yield piece
+        yield response
+
+
+class UnexpectedCall(AssertionError):
+    """Raised by a ``FakeClient`` with an empty script when it is called: the code under test
+    made a call it must not make. The runner lets it through untranslated (``fails_the_test``), so
+    the test fails with this message instead of an ``LLMGenerateError``."""
+
+    fails_the_test = True
 
 
 def _unexpected_call(request: LLMRequest) -> str:

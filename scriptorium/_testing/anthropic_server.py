@@ -13,16 +13,28 @@ answers with its default reply (``default_text``), or a 500 when that is None. S
 delayed; ``reset_connection`` drops the connection (TCP reset) without answering; ``malformed``
 sends raw bytes as a 200. Every answer carries a ``request-id`` header, as Anthropic's do. Serving,
 recording and the generic steps live in the shared core, :mod:`scriptorium._testing.http`.
+
+A request with ``"stream": true`` gets the same replies as server-sent events (``message_start``,
+``content_block_start``, a ``content_block_delta`` per chunk, ``message_delta``, ``message_stop``):
+``chunks`` says how the text is cut and ``pace_s`` how long to wait before each chunk.
+``fail_midstream`` sends some text and then an ``error`` event; ``reset_midstream`` some text and
+then a dropped connection.
+
+The Message Batches endpoints (``/v1/messages/batches``: create, retrieve, list, results, cancel)
+are served too; ``server.batches`` scripts them (how many polls a batch runs, rows that error,
+expire or are canceled, result order) and records every batch created.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scriptorium._testing.http import Answer, RecordedRequest, ScriptedHTTPServer
+from scriptorium._testing.anthropic_batches import AnthropicBatchRoutes
+from scriptorium._testing.batches import FakeBatches
+from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
 
 __all__ = ["FakeAnthropicServer", "RecordedRequest"]
 
@@ -69,6 +81,73 @@ def _message_body(
     }
 
 
+#: How streamed text is cut: a number of characters per chunk, or the chunks themselves.
+Chunks = int | Sequence[str]
+
+_CHUNK_CHARS = 8
+
+
+def _pieces(text: str, chunks: Chunks | None) -> list[str]:
+    if chunks is not None and not isinstance(chunks, int):
+        return list(chunks)
+    size = chunks or _CHUNK_CHARS
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _streams(request: RecordedRequest) -> bool:
+    return isinstance(request.body, dict) and request.body.get("stream") is True
+
+
+def _sse_message(
+    body: dict[str, Any],
+    pieces: list[str],
+    pace_s: float,
+    tail: list[tuple[float, bytes]] | None = None,
+) -> Answer:
+    """``body`` (a Messages API message) as the events a streaming request gets. ``tail``, when
+    given, replaces everything after the chunks (an error event, a reset)."""
+    usage = dict(body["usage"])
+    start = {**body, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    parts: list[tuple[float, bytes]] = [
+        (0.0, sse("message_start", {"type": "message_start", "message": start}))
+    ]
+    block = body["content"][0] if body["content"] else {"type": "text", "text": ""}
+    if block["type"] == "tool_use":
+        opening = {**block, "input": {}}
+        delta_type, field = "input_json_delta", "partial_json"
+    else:
+        opening = {"type": "text", "text": ""}
+        delta_type, field = "text_delta", "text"
+    parts.append(
+        (
+            0.0,
+            sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": opening},
+            ),
+        )
+    )
+    parts.append((0.0, sse("ping", {"type": "ping"})))
+    for piece in pieces:
+        delta = {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": delta_type, field: piece},
+        }
+        parts.append((pace_s, sse("content_block_delta", delta)))
+    if tail is not None:
+        return Answer(parts=(*parts, *tail), content_type="text/event-stream")
+    parts.append((0.0, sse("content_block_stop", {"type": "content_block_stop", "index": 0})))
+    end = {
+        "type": "message_delta",
+        "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": usage.get("output_tokens", 0)},
+    }
+    parts.append((0.0, sse("message_delta", end)))
+    parts.append((0.0, sse("message_stop", {"type": "message_stop"})))
+    return Answer(parts=tuple(parts), content_type="text/event-stream")
+
+
 class FakeAnthropicServer(ScriptedHTTPServer):
     """A scripted Messages API on ``127.0.0.1``; use as a context manager; ``url`` is the base URL.
 
@@ -92,6 +171,9 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         self.default_usage = dict(default_usage or DEFAULT_USAGE)
         # One counter numbers both message ids and request ids, so every id is unique.
         self._ids = itertools.count(1)
+        #: The Message Batches the server holds, and their script.
+        self.batches = FakeBatches("msgbatch_fake_", self._batch_answer)
+        self._batch_routes = AnthropicBatchRoutes(self.batches, lambda: self.base_url)
         #: What ``count_tokens`` answers (None: an estimate from the body); its requests.
         self.count_tokens: int | None = None
         self.count_requests: list[RecordedRequest] = []
@@ -115,16 +197,58 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         model: str | None = None,
         headers: Mapping[str, str] | None = None,
         delay_s: float = 0.0,
+        chunks: Chunks | None = None,
+        pace_s: float = 0.0,
     ) -> None:
-        """Queue a 200 with one text block."""
+        """Queue a 200 with one text block (streamed in ``chunks``, ``pace_s`` apart, when the
+        request asks for a stream)."""
         extra = dict(headers or {})
 
         def build(req: RecordedRequest) -> Answer:
             content = [{"type": "text", "text": text}]
             body = _message_body(req, content, stop_reason, usage, model, self._next_id())
+            if _streams(req):
+                answer = _sse_message(body, _pieces(text, chunks), pace_s)
+                return Answer(parts=answer.parts, headers=extra, content_type=answer.content_type)
             return Answer.json(body, headers=extra)
 
         self.push(build, delay_s)
+
+    def fail_midstream(
+        self,
+        text: str = "",
+        *,
+        error_type: str = "overloaded_error",
+        message: str = "scripted failure mid-stream",
+        chunks: Chunks | None = None,
+        pace_s: float = 0.0,
+    ) -> None:
+        """Queue a stream that sends ``text`` and then an ``error`` event (a request that does not
+        stream gets the error's usual status instead)."""
+        error = _error(error_type, message)
+        status = next((k for k, v in _ERROR_TYPES.items() if v == error_type), 500)
+
+        def build(req: RecordedRequest) -> Answer:
+            if not _streams(req):
+                return Answer.json(error, status=status)
+            body = _message_body(req, [], "end_turn", None, None, self._next_id())
+            tail = [(0.0, sse("error", error))]
+            return _sse_message(body, _pieces(text, chunks) if text else [], pace_s, tail)
+
+        self.push(build)
+
+    def reset_midstream(
+        self, text: str = "", *, chunks: Chunks | None = None, pace_s: float = 0.0
+    ) -> None:
+        """Queue a stream that sends ``text`` and then drops the connection (TCP reset)."""
+
+        def build(req: RecordedRequest) -> Answer:
+            if not _streams(req):
+                return Answer(reset=True)
+            body = _message_body(req, [], "end_turn", None, None, self._next_id())
+            return _sse_message(body, _pieces(text, chunks) if text else [], pace_s, [(0.0, RESET)])
+
+        self.push(build)
 
     def reply_tool(
         self,
@@ -148,9 +272,11 @@ class FakeAnthropicServer(ScriptedHTTPServer):
                 "name": chosen or "output",
                 "input": input,
             }
-            return Answer.json(
-                _message_body(req, [block], stop_reason, usage, None, self._next_id())
-            )
+            body = _message_body(req, [block], stop_reason, usage, None, self._next_id())
+            if _streams(req):
+                raw = json.dumps(input, ensure_ascii=False)
+                return _sse_message(body, _pieces(raw, None), 0.0)
+            return Answer.json(body)
 
         self.push(build, delay_s)
 
@@ -182,9 +308,10 @@ class FakeAnthropicServer(ScriptedHTTPServer):
             return Answer.json(_error("api_error", "script exhausted"), status=500)
         content = [{"type": "text", "text": self.default_text}]
         usage = self.default_usage
-        return Answer.json(
-            _message_body(request, content, "end_turn", usage, None, self._next_id())
-        )
+        body = _message_body(request, content, "end_turn", usage, None, self._next_id())
+        if _streams(request):
+            return _sse_message(body, _pieces(self.default_text, None), 0.0)
+        return Answer.json(body)
 
     def not_found(self, request: RecordedRequest) -> Answer:
         """An Anthropic-shaped 404 naming the path; ``/v1/messages/count_tokens`` is served here,
@@ -209,3 +336,38 @@ class FakeAnthropicServer(ScriptedHTTPServer):
     def response_headers(self) -> Mapping[str, str]:
         """A fresh ``request-id`` on every answer, as the SDK reads it."""
         return {"request-id": f"req_fake_{next(self._ids)}"}
+
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """The Message Batches endpoints."""
+        return self._batch_routes.answer(request)
+
+    def clear(self) -> None:
+        """Forget the script, the recorded requests and every batch."""
+        super().clear()
+        self.batches.clear()
+
+    def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
+        """A batch row answered as the same body sent to ``/v1/messages`` would be: by
+        ``batches.text`` when set, else by the next scripted step or the default answer."""
+        request = RecordedRequest("POST", "/v1/messages", {}, params, b"")
+        text_for = self.batches.text
+        if text_for is not None:
+            content = [{"type": "text", "text": text_for(custom_id, params)}]
+            body: Any = _message_body(
+                request, content, "end_turn", self.default_usage, None, self._next_id()
+            )
+            status = 200
+        else:
+            answer = self.answer_unsent(request)
+            status, body = answer.status, _json_or_text(answer.body)
+        counts = body.get("usage") if isinstance(body, dict) else None
+        if status == 200 and isinstance(counts, dict):
+            counts["service_tier"] = "batch"  # as the API reports a batch message
+        return status, body
+
+
+def _json_or_text(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")

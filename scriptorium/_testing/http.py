@@ -27,7 +27,18 @@ from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Self
 
-__all__ = ["Answer", "RecordedRequest", "ScriptedHTTPServer"]
+__all__ = ["RESET", "Answer", "RecordedRequest", "ScriptedHTTPServer", "sse"]
+
+#: A streamed part that drops the connection (TCP reset) instead of sending more.
+RESET = b"\x00reset"
+
+
+def sse(event: str | None, data: Any) -> bytes:
+    """One server-sent event: ``event: NAME`` (when given) and ``data:`` holding ``data`` as JSON
+    (a ``str`` is sent as it is)."""
+    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
 
 
 @dataclass(frozen=True)
@@ -43,13 +54,18 @@ class RecordedRequest:
 
 @dataclass(frozen=True)
 class Answer:
-    """What to send back. ``reset`` drops the connection (TCP RST) instead of answering."""
+    """What to send back. ``reset`` drops the connection (TCP RST) instead of answering.
+
+    ``parts`` streams the body instead (chunked transfer encoding): ``(delay_s, bytes)`` pairs
+    sent in order, each after its delay; a part of :data:`RESET` drops the connection there.
+    """
 
     status: int = 200
     body: bytes = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
     reset: bool = False
+    parts: tuple[tuple[float, bytes], ...] | None = None
 
     @staticmethod
     def json(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Answer:
@@ -100,6 +116,12 @@ class ScriptedHTTPServer:
     def response_headers(self) -> Mapping[str, str]:
         """Headers sent on every answer, before the answer's own (called once per answer)."""
         return {}
+
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """An answer for a request outside the scripted ``POST`` paths (the batch endpoints), or
+        None to fall through to the script. Routed requests are recorded too, but consume no
+        scripted step."""
+        return None
 
     def push(self, build: Build, delay_s: float = 0.0) -> None:
         """Queue one step."""
@@ -208,6 +230,21 @@ class ScriptedHTTPServer:
         with self._lock:
             return len(self._script)
 
+    def answer_unsent(self, request: RecordedRequest) -> Answer:
+        """What ``request`` would be answered if it were sent now: the next scripted step (its
+        delay skipped, the request not recorded), else the default answer. Batch rows are answered
+        this way, so ``reply``/``fail`` script them in row order too."""
+        with self._lock:
+            step = self._script.popleft() if self._script else None
+        if step is None:
+            return self.default_answer(request)
+        return step.build(request)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            if self.record:
+                self._requests.append(request)
+
     def _answer(self, request: RecordedRequest) -> tuple[Answer, float]:
         with self._lock:
             if self.record:
@@ -290,15 +327,19 @@ class _Handler(socketserver.StreamRequestHandler):
         raw = self.rfile.read(length) if length else b""
         connection = headers.get("connection", "").lower()
         keep_alive = connection != "close" and (version == "HTTP/1.1" or connection == "keep-alive")
-        if method != "POST":
+        if method not in ("POST", "GET", "DELETE"):
             error = {"error": {"message": f"method {method} not supported"}}
             return self._send(Answer.json(error, status=501)) and keep_alive
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        request = RecordedRequest("POST", target, headers, body, raw)
-        if target.split("?")[0].rstrip("/") not in self.fake.paths:
+        request = RecordedRequest(method, target, headers, body, raw)
+        routed = self.fake.route(request)
+        if routed is not None:
+            self.fake._record(request)
+            return self._send(routed) and keep_alive
+        if method != "POST" or target.split("?")[0].rstrip("/") not in self.fake.paths:
             return self._send(self.fake.not_found(request)) and keep_alive
         answer, delay_s = self.fake._answer(request)
         if delay_s or self.fake.latency_s:
@@ -314,10 +355,11 @@ class _Handler(socketserver.StreamRequestHandler):
             phrase = HTTPStatus(answer.status).phrase
         except ValueError:
             phrase = ""  # a status the stdlib does not name (Anthropic's 529)
+        streamed = answer.parts is not None
         lines = [
             f"HTTP/1.1 {answer.status} {phrase}",
             f"content-type: {answer.content_type}",
-            f"content-length: {len(answer.body)}",
+            "transfer-encoding: chunked" if streamed else f"content-length: {len(answer.body)}",
         ]
         keep_alive = True
         for headers in (self.fake.response_headers(), answer.headers):
@@ -326,11 +368,33 @@ class _Handler(socketserver.StreamRequestHandler):
                 if name.lower() == "connection" and value.lower() == "close":
                     keep_alive = False
         lines.append("\r\n")
+        head = "\r\n".join(lines).encode("latin-1")
         try:
-            self.connection.sendall("\r\n".join(lines).encode("latin-1") + answer.body)
+            if answer.parts is not None:
+                return self._stream(head, answer.parts) and keep_alive
+            self.connection.sendall(head + answer.body)
         except OSError:
             return False  # the client gave up first (a per-attempt timeout)
         return keep_alive
+
+    def _stream(self, head: bytes, parts: tuple[tuple[float, bytes], ...]) -> bool:
+        """Send the head, then each part as an HTTP chunk after its delay; False after a reset."""
+        pending = head
+        for delay_s, data in parts:
+            if delay_s > 0:
+                if pending:
+                    self.connection.sendall(pending)
+                    pending = b""
+                time.sleep(delay_s)
+            if data == RESET:
+                if pending:
+                    self.connection.sendall(pending)
+                self._reset()
+                return False
+            # Parts without a delay between them go out in one write, as a server's buffer would.
+            pending += b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+        self.connection.sendall(pending + b"0\r\n\r\n")
+        return True
 
     def _reset(self) -> None:
         # SO_LINGER with a zero timeout makes close() send RST: the client sees a reset, not EOF.

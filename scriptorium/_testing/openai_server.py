@@ -12,15 +12,27 @@ Each ``POST /v1/chat/completions`` consumes the next scripted step; with the scr
 server answers ``default_text`` (or a 500 when that is None). The scripting vocabulary is the same
 as ``FakeAnthropicServer``'s: ``reply``, ``reply_tool``, ``reply_json``, ``fail``, ``malformed``,
 ``reset_connection``, ``delay``.
+
+A request with ``"stream": true`` gets the same replies as ``chat.completion.chunk`` server-sent
+events ending in ``data: [DONE]`` (with a usage chunk when ``stream_options.include_usage`` asks for
+one): ``chunks`` says how the text is cut and ``pace_s`` how long to wait before each chunk.
+``fail_midstream`` sends some text and then an error chunk; ``reset_midstream`` some text and then
+a dropped connection.
+
+The Files and Batch endpoints (``/v1/files``, ``/v1/batches``) are served too; ``server.batches``
+scripts how batches run and how their rows end, and records every batch created.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scriptorium._testing.http import Answer, RecordedRequest, ScriptedHTTPServer
+from scriptorium._testing.batches import FakeBatches
+from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
+from scriptorium._testing.openai_batches import OpenAIBatchRoutes
 
 __all__ = ["FakeOpenAIServer", "RecordedRequest", "completion_body"]
 
@@ -72,6 +84,77 @@ def _asked_model(request: RecordedRequest) -> str:
     return model if isinstance(model, str) else "gpt-fake"
 
 
+#: How streamed text is cut: a number of characters per chunk, or the chunks themselves.
+Chunks = int | Sequence[str]
+
+_CHUNK_CHARS = 8
+
+
+def _pieces(text: str, chunks: Chunks | None) -> list[str]:
+    if chunks is not None and not isinstance(chunks, int):
+        return list(chunks)
+    size = chunks or _CHUNK_CHARS
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _streams(request: RecordedRequest) -> bool:
+    return isinstance(request.body, dict) and request.body.get("stream") is True
+
+
+def _wants_usage(request: RecordedRequest) -> bool:
+    options = request.body.get("stream_options") if isinstance(request.body, dict) else None
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _sse_completion(
+    request: RecordedRequest,
+    body: dict[str, Any],
+    pieces: list[str],
+    pace_s: float,
+    tail: list[tuple[float, bytes]] | None = None,
+) -> Answer:
+    """``body`` (a chat completion) as the chunks a streaming request gets; ``tail``, when given,
+    replaces everything after the text (an error chunk, a reset)."""
+    head = {k: body[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return sse(None, {**head, "choices": [choice]})
+
+    message = body["choices"][0]["message"]
+    calls = message.get("tool_calls")
+    parts: list[tuple[float, bytes]] = [(0.0, chunk({"role": "assistant", "content": ""}))]
+    if calls:
+        call = calls[0]
+        opening = {"index": 0, "id": call["id"], "type": "function"}
+        opening["function"] = {"name": call["function"]["name"], "arguments": ""}
+        parts.append((0.0, chunk({"tool_calls": [opening]})))
+    for piece in pieces:
+        if calls:
+            delta: dict[str, Any] = {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+        elif message.get("refusal"):
+            delta = {"refusal": piece}
+        else:
+            delta = {"content": piece}
+        parts.append((pace_s, chunk(delta)))
+    if tail is not None:
+        return Answer(parts=(*parts, *tail), content_type="text/event-stream")
+    parts.append((0.0, chunk({}, body["choices"][0]["finish_reason"])))
+    if _wants_usage(request) and body.get("usage") is not None:
+        parts.append((0.0, sse(None, {**head, "choices": [], "usage": body["usage"]})))
+    parts.append((0.0, b"data: [DONE]\n\n"))
+    return Answer(parts=tuple(parts), content_type="text/event-stream")
+
+
+def _streamed_text(body: dict[str, Any]) -> str:
+    message = body["choices"][0]["message"]
+    calls = message.get("tool_calls")
+    if calls:
+        return str(calls[0]["function"]["arguments"])
+    return str(message.get("content") or message.get("refusal") or "")
+
+
 class FakeOpenAIServer(ScriptedHTTPServer):
     """A scripted Chat Completions API on ``127.0.0.1``; ``url`` (ending in ``/v1``) is the base
     URL for the SDK. ``latency_s`` delays every answer; ``record=False`` keeps no ``requests``."""
@@ -88,6 +171,9 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         super().__init__(latency_s=latency_s, record=record)
         self.default_text = default_text
         self._ids = itertools.count(1)
+        #: The batches the server holds, and their script.
+        self.batches = FakeBatches("batch_fake", self._batch_answer)
+        self._batch_routes = OpenAIBatchRoutes(self.batches)
 
     @property
     def url(self) -> str:
@@ -112,8 +198,11 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         model: str | None = None,
         headers: Mapping[str, str] | None = None,
         delay_s: float = 0.0,
+        chunks: Chunks | None = None,
+        pace_s: float = 0.0,
     ) -> None:
-        """Queue a 200 completion whose message content is ``text`` (``usage=False`` omits usage)."""
+        """Queue a 200 completion whose message content is ``text`` (``usage=False`` omits usage);
+        streamed in ``chunks``, ``pace_s`` apart, when the request asks for a stream."""
         message = {"role": "assistant", "content": text, "refusal": refusal}
         counts = _usage(prompt_tokens, completion_tokens, cached_tokens) if usage else None
 
@@ -124,6 +213,13 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=finish_reason,
                 usage=counts,
             )
+            if _streams(req):
+                answer = _sse_completion(req, body, _pieces(_streamed_text(body), chunks), pace_s)
+                return Answer(
+                    parts=answer.parts,
+                    headers=self._headers(headers),
+                    content_type=answer.content_type,
+                )
             return Answer.json(body, headers=self._headers(headers))
 
         self.push(build, delay_s)
@@ -160,6 +256,13 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=finish_reason,
                 usage=_usage(prompt_tokens, completion_tokens, None),
             )
+            if _streams(req):
+                answer = _sse_completion(req, body, _pieces(arguments, None), 0.0)
+                return Answer(
+                    parts=answer.parts,
+                    headers=self._headers(None),
+                    content_type=answer.content_type,
+                )
             return Answer.json(body, headers=self._headers(None))
 
         self.push(build, delay_s)
@@ -182,6 +285,58 @@ class FakeOpenAIServer(ScriptedHTTPServer):
             body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
         self.reply_json(body, status=status, headers=self._headers(headers), delay_s=delay_s)
 
+    def fail_midstream(
+        self,
+        text: str = "",
+        *,
+        error_type: str = "server_error",
+        code: str | None = None,
+        message: str = "scripted failure mid-stream",
+        chunks: Chunks | None = None,
+        pace_s: float = 0.0,
+    ) -> None:
+        """Queue a stream that sends ``text`` and then an error chunk (a request that does not
+        stream gets a 500 instead)."""
+        error = {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+
+        def build(req: RecordedRequest) -> Answer:
+            if not _streams(req):
+                return Answer.json(error, status=500, headers=self._headers(None))
+            body = completion_body(
+                {"role": "assistant", "content": text},
+                model=_asked_model(req),
+                finish_reason=None,
+                usage=None,
+            )
+            pieces = _pieces(text, chunks)
+            answer = _sse_completion(req, body, pieces, pace_s, [(0.0, sse(None, error))])
+            return Answer(
+                parts=answer.parts, headers=self._headers(None), content_type=answer.content_type
+            )
+
+        self.push(build)
+
+    def reset_midstream(
+        self, text: str = "", *, chunks: Chunks | None = None, pace_s: float = 0.0
+    ) -> None:
+        """Queue a stream that sends ``text`` and then drops the connection (TCP reset)."""
+
+        def build(req: RecordedRequest) -> Answer:
+            if not _streams(req):
+                return Answer(reset=True)
+            body = completion_body(
+                {"role": "assistant", "content": text},
+                model=_asked_model(req),
+                finish_reason=None,
+                usage=None,
+            )
+            answer = _sse_completion(req, body, _pieces(text, chunks), pace_s, [(0.0, RESET)])
+            return Answer(
+                parts=answer.parts, headers=self._headers(None), content_type=answer.content_type
+            )
+
+        self.push(build)
+
     def delay(self, seconds: float, text: str = "ok") -> None:
         """Queue a reply sent only after ``seconds`` (a client with a shorter timeout gives up)."""
         self.reply(text, delay_s=seconds)
@@ -199,4 +354,39 @@ class FakeOpenAIServer(ScriptedHTTPServer):
             finish_reason="stop",
             usage=_usage(10, 5, None),
         )
+        if _streams(request):
+            answer = _sse_completion(request, body, _pieces(self.default_text, None), 0.0)
+            return Answer(
+                parts=answer.parts, headers=self._headers(None), content_type=answer.content_type
+            )
         return Answer.json(body, headers=self._headers(None))
+
+    # --- batches ---------------------------------------------------------------------------------
+
+    def route(self, request: RecordedRequest) -> Answer | None:
+        """The Files and Batch endpoints."""
+        return self._batch_routes.answer(request)
+
+    def clear(self) -> None:
+        """Forget the script, the recorded requests, every batch and file."""
+        super().clear()
+        self.batches.clear()
+        self._batch_routes.clear()
+
+    def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
+        """A batch row answered as the same body sent to ``/v1/chat/completions`` would be: by
+        ``batches.text`` when set, else by the next scripted step or the default answer."""
+        request = RecordedRequest("POST", "/v1/chat/completions", {}, params, b"")
+        text_for = self.batches.text
+        if text_for is None:
+            answer = self.answer_unsent(request)
+            try:
+                return answer.status, json.loads(answer.body)
+            except ValueError:
+                return answer.status, answer.body.decode("utf-8", "replace")
+        message = {"role": "assistant", "content": text_for(custom_id, params), "refusal": None}
+        usage = _usage(10, 5, None)
+        body = completion_body(
+            message, model=_asked_model(request), finish_reason="stop", usage=usage
+        )
+        return 200, body

@@ -1,3 +1,15 @@
-"""Batch execution: the executor seam (:mod:`scriptorium.batch.executor`), the local thread-pool
-executor, the Ray executor (extra ``ray``) and the rate budgets they share
-(:mod:`scriptorium.batch.limits`). Nothing here imports Ray until the Ray executor runs."""
+"""Batch execution: provider batch jobs (half-price Message Batches and Batch API), their state
+machine and state file; the executor seam (:mod:`scriptorium.batch.executor`) with the local
+thread-pool executor and the Ray executor (extra ``ray``), and the rate budgets they share
+(:mod:`scriptorium.batch.limits`). Nothing here imports Ray until the Ray executor runs.
+
+``Engine.submit_batch`` and ``Engine.resume_batch`` are the entry points; :class:`BatchJob` is what
+they return. Nothing here imports an SDK until a job talks to a provider.
+"""
+
+from __future__ import annotations
+
+from scriptorium.batch.job import BatchJob, BatchStatus
+from scriptorium.batch.provider import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
+
+__all__ = ["ANTHROPIC_LIMITS", "OPENAI_LIMITS", "BatchJob", "BatchLimits", "BatchStatus"]

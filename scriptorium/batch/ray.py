@@ -1,20 +1,22 @@
-"""The Ray executor: rows run as Ray tasks on a cluster, every worker drawing from one rate-limiter
-actor per job (extra ``ray``; ``ray`` is imported only when this executor runs).
+"""The Ray executor: rows run on a Ray cluster, every worker drawing from one rate-limiter actor per
+job (extra ``ray``; ``ray`` is imported only when this executor runs).
 
 What runs where:
 
 - the driver (this process) prepares the rows, starts the job's limiter actor, submits at most
-  ``concurrency`` rows at a time, and delivers each outcome as it comes back; only the driver
-  writes files;
-- a task (:func:`run_on_worker`) builds the engine over the same project directory once per worker
-  process, acquires from the actor before the call, runs the row and settles the grant with the
-  real usage. Keys come from the worker's environment: a ``RunRequest``'s key is never pickled;
+  ``concurrency`` rows at a time to the least busy worker, and delivers each outcome as it comes
+  back; only the driver writes files;
+- a worker (:class:`RowRunner`, a threaded Ray actor; one per CPU by default) runs its rows on
+  threads: it builds the engine over the same project directory once per process, waits for room
+  in the budget, takes its grant just before the request, runs the row and settles the grant with
+  the real usage (:func:`scriptorium.batch.local.run_row`, the local executor's own code). Keys
+  come from the worker's environment: a ``RunRequest``'s key is never pickled;
 - the limiter actor (:class:`LimiterActor`) wraps one
   :class:`~scriptorium.batch.limits.RateBudget` per profile. It never sleeps: it answers how long
   to wait, and the worker sleeps.
 
-A worker process that dies takes its task with it; Ray runs the task again elsewhere
-(``max_retries``). The driver delivers a row only when its task returns, once, so a row is never
+A worker process that dies is restarted by Ray and the rows it had in flight are run again
+(``max_retries``). The driver delivers a row only when its call returns, once, so a row is never
 written twice (a row whose worker died after the provider answered is paid for twice: nothing can
 tell whether the call was made).
 """
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from scriptorium.profile.model import RateLimits
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
-__all__ = ["LimiterActor", "RayExecutor", "run_on_worker"]
+__all__ = ["LimiterActor", "RayExecutor", "RowRunner", "run_on_worker"]
 
 #: How long the driver waits for a finished row before looking again (Ctrl-C is seen between).
 _POLL_S = 0.2
@@ -204,14 +206,32 @@ def run_on_worker(
         return None
 
 
+class RowRunner:
+    """A worker: one Ray actor process running rows on its own threads (a row mostly waits on
+    the network, so one process keeps many in flight). Kept across jobs of the same driver; it
+    builds one engine per project it is given."""
+
+    def run(
+        self, project: Project, request: RunRequest, prepared: PreparedRun, limiter: Any
+    ) -> RunResult | ScriptoriumError | None:
+        """One row (see :func:`run_on_worker`)."""
+        return run_on_worker(project, request, prepared, limiter)
+
+
+# The driver's workers, by what they were made for: starting a Ray worker process takes
+# seconds, so the next job of the same driver and shape reuses them.
+_pools: dict[tuple[int, int, float, int], list[Any]] = {}
+
+
 class RayExecutor:
     """Runs rows on a Ray cluster.
 
     ``address``: the cluster to join (``"auto"``, ``"ray://host:10001"``, ...; None: the
     ``RAY_ADDRESS`` variable, else a local cluster started here). ``num_cpus`` is given to a
-    local cluster started here. Each row claims ``cpus_per_row`` CPUs (a row mostly waits on the
-    network, so several share one CPU). ``max_retries`` is how often a row whose worker process
-    died is run again. ``window_s``/``margin_s`` shape the rate windows (tests shorten them).
+    local cluster started here. ``workers`` worker processes (default: one per CPU of the
+    cluster) each claim ``cpus_per_worker`` CPUs and run their share of ``concurrency`` rows on
+    threads. ``max_retries`` is how often a worker that died is restarted and its rows run again.
+    ``window_s``/``margin_s`` shape the rate windows (tests shorten them).
     """
 
     def __init__(
@@ -219,16 +239,20 @@ class RayExecutor:
         *,
         address: str | None = None,
         num_cpus: int | None = None,
-        cpus_per_row: float = 0.25,
+        workers: int | None = None,
+        cpus_per_worker: float | None = None,
         max_retries: int = 3,
         window_s: float = DEFAULT_WINDOW_S,
         margin_s: float | None = None,
     ) -> None:
-        if cpus_per_row <= 0:
-            raise InvalidRequestError("cpus_per_row must be positive", field="cpus_per_row")
+        if workers is not None and workers < 1:
+            raise InvalidRequestError("workers must be at least 1", field="workers")
+        if cpus_per_worker is not None and cpus_per_worker <= 0:
+            raise InvalidRequestError("cpus_per_worker must be positive", field="cpus_per_worker")
         self.address = address
         self.num_cpus = num_cpus
-        self.cpus_per_row = cpus_per_row
+        self.workers = workers
+        self.cpus_per_worker = cpus_per_worker
         self.max_retries = max_retries
         self.window_s = window_s
         self.margin_s = margin_s
@@ -250,6 +274,29 @@ class RayExecutor:
             )
         return ray
 
+    def _pool(self, ray: Any, concurrency: int) -> list[Any]:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        workers = self.workers or cpus
+        per_worker = self.cpus_per_worker or cpus / workers
+        threads = max(1, -(-concurrency // workers))
+        key = (workers, threads, per_worker, self.max_retries)
+        pool = _pools.get(key)
+        if pool is None:
+            # One pool at a time: workers hold their CPUs, and a pool of another shape would
+            # wait forever for CPUs the old one keeps.
+            for old in _pools.values():
+                for worker in old:
+                    ray.kill(worker)
+            _pools.clear()
+            runner = ray.remote(RowRunner).options(
+                num_cpus=per_worker,
+                max_concurrency=threads,
+                max_restarts=self.max_retries,
+                max_task_retries=self.max_retries,
+            )
+            pool = _pools[key] = [runner.remote() for _ in range(workers)]
+        return pool
+
     def execute(
         self, engine: Engine, rows: Sequence[Row], deliver: Deliver, *, concurrency: int
     ) -> None:
@@ -262,11 +309,10 @@ class RayExecutor:
             .options(name=f"scriptorium-limiter-{uuid.uuid4().hex}", num_cpus=0)
             .remote(_plain(limits), self.window_s, self.margin_s)
         )
-        task = ray.remote(run_on_worker).options(
-            num_cpus=self.cpus_per_row, max_retries=self.max_retries, retry_exceptions=False
-        )
+        pool = self._pool(ray, concurrency)
         project_ref = ray.put(project)
-        pending: dict[Any, Row] = {}
+        load = [0] * len(pool)
+        pending: dict[Any, tuple[Row, int]] = {}
         queue: Iterator[Row] = iter(rows)
         try:
             exhausted = False
@@ -276,18 +322,22 @@ class RayExecutor:
                     if row is None:
                         exhausted = True
                         break
-                    ref = task.remote(project_ref, row.request, row.prepared, actor)
-                    pending[ref] = row
+                    slot = load.index(min(load))  # the least busy worker
+                    ref = pool[slot].run.remote(project_ref, row.request, row.prepared, actor)
+                    pending[ref] = (row, slot)
+                    load[slot] += 1
                 if not pending:
                     break
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=_POLL_S)
                 for ref in ready:
-                    _deliver(ray, ref, pending.pop(ref), deliver)
+                    row, slot = pending.pop(ref)
+                    load[slot] -= 1
+                    _deliver(ray, ref, row, deliver)
         except BaseException:
             # Ctrl-C or a bug: nothing new starts; rows still waiting for a grant give up,
             # rows in flight finish and are delivered.
             actor.close.remote()
-            for ref, row in list(pending.items()):
+            for ref, (row, _) in list(pending.items()):
                 _deliver(ray, ref, row, deliver)
             raise
         finally:
@@ -297,9 +347,9 @@ class RayExecutor:
 def _deliver(ray: Any, ref: Any, row: Row, deliver: Deliver) -> None:
     try:
         outcome = ray.get(ref)
-    except Exception as err:  # the task failed past its retries (its workers kept dying)
+    except Exception as err:  # failed past its retries (its worker kept dying)
         outcome = LLMGenerateError(
-            f"row {row.index}: the Ray task failed ({type(err).__name__})",
+            f"row {row.index}: the Ray worker failed ({type(err).__name__})",
             reason="server_error",
             retryable=True,
             prompt_id=row.request.prompt_id,

@@ -1,4 +1,4 @@
-"""The ``scriptorium`` command (DESIGN section 8): ``run``, ``prepare``, ``batch``, ``list``,
+"""The ``scriptorium`` command: ``run``, ``prepare``, ``batch``, ``list``,
 ``check``, ``verify`` and ``serve`` over a project directory.
 
 Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <message>`` (with

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scriptorium.promptdef.model import PromptDefinition
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
-__all__ = ["cmd_batch", "read_done"]
+__all__ = ["cmd_batch", "read_done", "report", "result_record"]
 
 Record = dict[str, Any]
 #: The most ``--in`` may hold.
@@ -72,6 +72,18 @@ def _error_record(item: _Item, err: ScriptoriumError, request_hash: str | None) 
         "hash_version": REQUEST_HASH_VERSION,
         "request_hash": request_hash,
         "error": err.to_dict(),
+    }
+
+
+def result_record(item: _Item, result: RunResult) -> Record:
+    """The output line of a line that ran (a local run or a provider batch row alike)."""
+    return {
+        "line": item.line,
+        "id": item.id,
+        "hash_version": REQUEST_HASH_VERSION,
+        "request_hash": result.prepared.request_hash,
+        "valid": result.validation.valid,
+        "result": result.model_dump(mode="json", by_alias=True),
     }
 
 
@@ -218,14 +230,7 @@ class _Batch:
         """The record of a line that ran, journaled."""
         if isinstance(outcome, ScriptoriumError):
             return _error_record(item, outcome, request_hash)
-        record = {
-            "line": item.line,
-            "id": item.id,
-            "hash_version": REQUEST_HASH_VERSION,
-            "request_hash": outcome.prepared.request_hash,
-            "valid": outcome.validation.valid,
-            "result": outcome.model_dump(mode="json", by_alias=True),
-        }
+        record = result_record(item, outcome)
         # One write of one whole line: a crash can tear only this line, never glue the next.
         self.journal.append(json.dumps(record, ensure_ascii=False))
         return record
@@ -283,6 +288,16 @@ def _execute(
 
 def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     """Run the batch; exit 0 when every line has a valid result, else 1 (details in ``--out``)."""
+    if getattr(args, "provider_batch", False):
+        from scriptorium.cli.provider_batch import cmd_provider_batch
+
+        if getattr(args, "executor", "local") != "local":
+            raise InvalidRequestError(
+                "--provider-batch sends the rows to the provider; it takes no --executor",
+                field="executor",
+            )
+
+        return cmd_provider_batch(args, reporter)
     if args.concurrency < 1:
         raise InvalidRequestError("--concurrency must be at least 1", field="concurrency")
     executor = executor_named(
@@ -321,18 +336,24 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     journal_path.unlink(missing_ok=True)
     if progress:
         reporter.err.write("\n")
-    summary = {"lines": len(items), **counts, "resumed": batch.resumed, "out": str(out)}
+    return report(reporter, len(items), counts, batch.resumed, out)
+
+
+def report(reporter: Reporter, lines: int, counts: dict[str, int], resumed: int, out: Path) -> int:
+    """Print the summary of a finished batch; the exit status (1 when a line failed or gave
+    invalid output)."""
+    summary = {"lines": lines, **counts, "resumed": resumed, "out": str(out)}
     if reporter.json_mode:
         reporter.json(summary)
     else:
         reporter.line(
-            f"{len(items)} lines: {counts['ok']} valid, {counts['invalid']} invalid, "
-            f"{counts['failed']} failed ({batch.resumed} from earlier results) -> {out}"
+            f"{lines} lines: {counts['ok']} valid, {counts['invalid']} invalid, "
+            f"{counts['failed']} failed ({resumed} from earlier results) -> {out}"
         )
     if counts["invalid"] or counts["failed"]:
         reporter.error(
             "batch_failed",
-            f"{counts['failed']} of {len(items)} lines failed and {counts['invalid']} "
+            f"{counts['failed']} of {lines} lines failed and {counts['invalid']} "
             f"gave invalid output; see {out}",
         )
         return 1

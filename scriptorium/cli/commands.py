@@ -171,7 +171,12 @@ def cmd_run(args: argparse.Namespace, reporter: Reporter) -> int:
     the text; ``--json``: the whole RunResult) on stdout; exit 1 and an ``output_invalid`` line
     when the output failed its contract."""
     engine = make_engine(args)
-    result = engine.run(build_request(args, definition=engine.prompts.get(args.prompt)))
+    request = build_request(args, definition=engine.prompts.get(args.prompt))
+    if getattr(args, "stream", False):
+        from scriptorium.cli.stream import run_streamed
+
+        return run_streamed(engine, request, reporter)
+    result = engine.run(request)
     if reporter.json_mode:
         reporter.raw_json(result.model_dump_json(by_alias=True))
     else:

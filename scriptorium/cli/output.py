@@ -28,7 +28,7 @@ __all__ = [
     "format_token_count",
 ]
 
-#: DESIGN section 8: the exit status of each sentinel (anything else that fails is 1).
+#: The exit status of each sentinel (anything else that fails is 1).
 EXIT_CODES: Mapping[type[errors.ScriptoriumError], int] = {
     errors.OutputInvalidError: 1,
     errors.InvalidRequestError: 2,

@@ -134,6 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a prompt and print its output (the parsed value, as JSON, for a JSON prompt)",
     )
     _request_options(run)
+    run.add_argument(
+        "--stream",
+        action="store_true",
+        help="write the text as the model writes it (and, for JSON prompts, the parsed value at "
+        "the end); with --json, one JSON line per event",
+    )
     _common(run, json_help="print the whole RunResult as JSON")
     run.add_argument(
         "--raw", action="store_true", help="print the model's text as it came, not the parsed value"
@@ -179,6 +185,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     batch.add_argument(
         "--concurrency", type=int, default=4, metavar="N", help="runs in flight (default: 4)"
+    )
+    batch.add_argument(
+        "--provider-batch",
+        action="store_true",
+        help="send the rows through the provider's batch API (half price, results within 24 h)",
+    )
+    batch.add_argument(
+        "--state",
+        metavar="FILE",
+        help="with --provider-batch: the job's state file, to resume after a crash "
+        "(default: <out>.state.json)",
+    )
+    batch.add_argument(
+        "--poll-s",
+        type=float,
+        default=15.0,
+        metavar="S",
+        help="with --provider-batch: seconds between polls at first, backing off to 60 "
+        "(default: 15)",
+    )
+    batch.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --provider-batch: at most N requests per provider batch "
+        "(default: the provider's limit)",
     )
     _common(batch, json_help="print the summary (and errors) as JSON")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import ipaddress
 import os
 import signal
@@ -68,8 +69,10 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
             "scriptorium serve needs the 'http' extra: pip install 'scriptorium[http]'"
         ) from err
     from scriptorium.engine import Engine
+    from scriptorium.observe import observer_from_env
 
-    engine = Engine(args.root, artifact_root=args.artifact_root)
+    # Without --artifact-root no file is read for a request: artifacts come by value.
+    engine = Engine(args.root, artifact_root=args.artifact_root, observer=observer_from_env())
     app = create_app(engine, token=token, concurrency=args.concurrency)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -85,6 +88,9 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
     # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again under the
     # handler that was there before it started: this one, so a requested stop exits 0.
     previous = signal.signal(signal.SIGTERM, _terminated)
+    # What start-up built lives as long as the server: keep the collector from rescanning it.
+    gc.collect()
+    gc.freeze()
     try:
         server.run()
     except _Terminated:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
 import re
 import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -76,7 +76,7 @@ def _new_request_id(scope: Scope) -> str:
             given = str(value.decode("latin-1"))
             if _CALLER_ID.match(given):
                 return given
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # as random as a uuid4, without building the UUID object
 
 
 class Guard:
@@ -126,42 +126,57 @@ class Guard:
                     headers={"WWW-Authenticate": "Bearer"},
                 )
             await self.app(scope, receive, tagged)
+        except ClientDisconnect:
+            # The caller hung up while sending its body: nobody is left to answer.
+            state["status"] = 499
         except Exception as err:
             if state["status"]:
                 # The answer has begun: nothing can be said any more but to the log.
                 _log.error("request %s failed after its answer began", rid, exc_info=err)
             else:
-                await _failure(err, rid)(scope, receive, tagged)
+                await _failure(err, rid, self.service.roots)(scope, receive, tagged)
         finally:
-            route = scope.get("route")
-            _access.info(
-                "%s %s %s %s %.1fms",
-                rid,
-                scope.get("method", "-"),
-                getattr(route, "path", None) or scope.get("path", "-"),
-                state["status"],
-                (time.perf_counter() - started) * 1000,
-                extra={
-                    "request_id": rid,
-                    "method": scope.get("method"),
-                    "route": getattr(route, "path", None),
-                    "status": state["status"],
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-                },
-            )
+            if _access.isEnabledFor(logging.INFO):
+                route = getattr(scope.get("route"), "path", None)
+                duration_ms = round((time.perf_counter() - started) * 1000, 3)
+                _access.info(
+                    "%s %s %s %s %.1fms",
+                    rid,
+                    scope.get("method", "-"),
+                    route or scope.get("path", "-"),
+                    state["status"],
+                    duration_ms,
+                    extra={
+                        "request_id": rid,
+                        "method": scope.get("method"),
+                        "route": route,
+                        "status": state["status"],
+                        "duration_ms": duration_ms,
+                    },
+                )
 
 
-def _failure(err: Exception, rid: str) -> Response:
+def _failure(err: Exception, rid: str, roots: tuple[str, ...]) -> Response:
     if isinstance(err, ApiError):
         return json_response(error_body(err, rid), err.status, err.headers)
     if isinstance(err, ScriptoriumError):
-        return json_response(error_body(err, rid), status_for(err), retry_after_header(err))
+        body = error_body(err, rid, roots=roots)
+        return json_response(body, status_for(err), retry_after_header(err))
     # A bug of ours. The type only: a foreign message could quote anything it was given.
     _log.error("request %s: unexpected %s", rid, type(err).__name__, exc_info=err)
     internal = ApiError(
         500, "internal", f"unexpected {type(err).__name__}; the server log has request {rid}"
     )
     return json_response(error_body(internal, rid), 500)
+
+
+def _roots(engine: Engine) -> tuple[str, ...]:
+    # Where the project and the artifacts live, as the messages may spell them.
+    found: set[str] = set()
+    for path in (getattr(engine, "root", None), getattr(engine, "artifact_root", None)):
+        if path is not None:
+            found.update({str(path.absolute()), str(path.resolve())})
+    return tuple(found)
 
 
 def create_app(
@@ -191,6 +206,7 @@ def create_app(
     if allow_artifact_refs is None:
         allow_artifact_refs = getattr(engine, "artifact_root", None) is not None
     service = Service(
+        roots=_roots(engine),
         engine=engine,
         token=token,
         max_body_bytes=max_body_bytes,

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scriptorium.errors import ScriptoriumError
+from scriptorium.httpapi.errors import public_message
 from scriptorium.httpapi.responses import json_response
 from scriptorium.httpapi.schemas import (
     ProfileList,
@@ -34,8 +35,8 @@ def _engine(request: Request) -> Engine:
     return service.engine
 
 
-def _problem(err: ScriptoriumError) -> dict[str, str]:
-    return {"code": err.code, "message": err.message}
+def _problem(err: ScriptoriumError, roots: tuple[str, ...]) -> dict[str, str]:
+    return {"code": err.code, "message": public_message(err.message, roots=roots)}
 
 
 def _dump(model: PromptSummary | ProfileSummary) -> dict[str, Any]:
@@ -45,11 +46,11 @@ def _dump(model: PromptSummary | ProfileSummary) -> dict[str, Any]:
     return data
 
 
-def _prompt_summary(engine: Engine, prompt_id: str) -> PromptSummary:
+def _prompt_summary(engine: Engine, prompt_id: str, roots: tuple[str, ...]) -> PromptSummary:
     try:
         definition = engine.prompts.get(prompt_id)
     except ScriptoriumError as err:
-        return PromptSummary(id=prompt_id, error=_problem(err))
+        return PromptSummary(id=prompt_id, error=_problem(err, roots))
     return PromptSummary(
         id=prompt_id,
         description=definition.description,
@@ -61,8 +62,11 @@ def _prompt_summary(engine: Engine, prompt_id: str) -> PromptSummary:
 
 async def prompts_route(request: Request) -> Response:
     """``GET /v1/prompts``."""
-    engine = _engine(request)
-    listing = PromptList(prompts=[_prompt_summary(engine, p) for p in engine.list_prompts()])
+    service: Service = request.app.state.service
+    engine = service.engine
+    listing = PromptList(
+        prompts=[_prompt_summary(engine, p, service.roots) for p in engine.list_prompts()]
+    )
     return json_response({"prompts": [_dump(p) for p in listing.prompts]})
 
 
@@ -100,11 +104,11 @@ async def prompt_route(request: Request) -> Response:
     return json_response(detail.model_dump(mode="json", by_alias=True))
 
 
-def _profile_summary(engine: Engine, name: str) -> ProfileSummary:
+def _profile_summary(engine: Engine, name: str, roots: tuple[str, ...]) -> ProfileSummary:
     try:
         profile = engine.profiles.get(name)
     except ScriptoriumError as err:
-        return ProfileSummary(name=name, error=_problem(err))
+        return ProfileSummary(name=name, error=_problem(err, roots))
     # Deliberately not the endpoint or api_key_env: what a caller may know is where a profile
     # runs, not how the server reaches it or authenticates.
     return ProfileSummary(name=name, provider=profile.provider, model=profile.model)
@@ -112,6 +116,9 @@ def _profile_summary(engine: Engine, name: str) -> ProfileSummary:
 
 async def profiles_route(request: Request) -> Response:
     """``GET /v1/profiles``."""
-    engine = _engine(request)
-    listing = ProfileList(profiles=[_profile_summary(engine, n) for n in engine.list_profiles()])
+    service: Service = request.app.state.service
+    engine = service.engine
+    listing = ProfileList(
+        profiles=[_profile_summary(engine, n, service.roots) for n in engine.list_profiles()]
+    )
     return json_response({"profiles": [_dump(p) for p in listing.profiles]})

@@ -18,6 +18,7 @@ __all__ = [
     "CONFIGURATION_CODES",
     "ApiError",
     "error_body",
+    "public_message",
     "retry_after_header",
     "status_for",
 ]
@@ -78,20 +79,9 @@ class ApiError(Exception):
         self.fields = fields
 
 
-def _load_reason(err: errors.ScriptoriumError) -> str | None:
-    reason = getattr(err, "reason", None)
-    if reason is None:
-        # Repositories that do not state a reason yet: a missing file is their cause's kind.
-        from scriptorium._files import FileProblem
-
-        cause = err.__cause__
-        if isinstance(cause, FileProblem) and cause.kind == "missing":
-            return "not_found"
-    return reason if isinstance(reason, str) else None
-
-
-def _load_status(err: errors.ScriptoriumError) -> int:
-    return 404 if _load_reason(err) == "not_found" else 500
+def _load_status(err: errors.PromptLoadError | errors.ProfileLoadError) -> int:
+    # Missing is the caller's mistake; a file that is there but broken is the operator's.
+    return 404 if err.reason == "not_found" else 500
 
 
 def status_for(err: errors.ScriptoriumError) -> int:
@@ -128,6 +118,17 @@ def retry_after_header(err: errors.ScriptoriumError) -> dict[str, str]:
     return {"Retry-After": str(seconds)}
 
 
+def public_message(
+    message: str, *, roots: Iterable[str] = (), secrets: Iterable[str | None] = ()
+) -> str:
+    """``message`` as a caller may see it: the server's directories shown as ``.``, secrets
+    scrubbed."""
+    for root in sorted(roots, key=len, reverse=True):
+        if root and root != os.sep:
+            message = message.replace(root, ".")
+    return errors.redact(message, secrets)
+
+
 def _retryable(err: errors.ScriptoriumError) -> bool:
     if isinstance(err, errors.LLMGenerateError):
         # A 503 always invites a retry (after Retry-After), whatever the client decided.
@@ -140,11 +141,13 @@ def error_body(
     request_id: str,
     *,
     secrets: Iterable[str | None] = (),
+    roots: Iterable[str] = (),
 ) -> dict[str, Any]:
     """``{"error": {"code", "message", "request_id", "retryable", ...safe fields}}``.
 
     ``secrets`` (a key the request carried) are scrubbed from the message once more: the sentinels
-    never hold one, but the body is the last door before the network.
+    never hold one, but the body is the last door before the network. ``roots`` are the server's
+    directories (absolute): a message naming one shows it as ``.`` instead.
     """
     if isinstance(err, ApiError):
         fields = {k: v for k, v in err.fields.items() if v is not None}
@@ -156,15 +159,11 @@ def error_body(
         if isinstance(fields.get("path"), str) and os.path.isabs(fields["path"]):
             # Where the server keeps its files is not the caller's business.
             del fields["path"]
-        if isinstance(err, errors.PromptLoadError | errors.ProfileLoadError):
-            reason = _load_reason(err)
-            if reason is not None:
-                fields["reason"] = reason
         retryable = _retryable(err)
         code, message = err.code, err.message
     body: dict[str, Any] = {
         "code": code,
-        "message": errors.redact(message, secrets),
+        "message": public_message(message, roots=roots, secrets=secrets),
         "request_id": request_id,
         "retryable": retryable,
         **fields,

@@ -41,6 +41,7 @@ def _schemas() -> dict[str, Any]:
     from pydantic.json_schema import models_json_schema
 
     from scriptorium.httpapi import schemas
+    from scriptorium.promptdef.model import PROMPT_ID_PATTERN
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
     models: list[tuple[Any, Any]] = [
@@ -67,8 +68,43 @@ def _schemas() -> dict[str, Any]:
             "result": {"$ref": _REF.format(model=names[RunResult])},
         },
     }
+    request = components.get(names[RunRequest], {})
+    if "prompt_id" in request.get("properties", {}):
+        # The id's shape is checked in code; saying it here lets clients check it first.
+        request["properties"]["prompt_id"]["pattern"] = PROMPT_ID_PATTERN.pattern
+    if "ArtifactContent" in components:
+        # The model validates its JSON forms in a hook its generated schema cannot show.
+        components["ArtifactContent"] = _ARTIFACT_CONTENT
     components["_names"] = names  # removed by build_openapi
     return components
+
+
+def _content_form(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": [key],
+        "additionalProperties": False,
+        "properties": {
+            key: value,
+            "media_type": {"type": "string", "minLength": 3, "maxLength": 255},
+            "filename": {"type": "string", "minLength": 1, "maxLength": 255},
+        },
+    }
+
+
+#: An artifact given by value, as it travels in JSON.
+_ARTIFACT_CONTENT: dict[str, Any] = {
+    "title": "ArtifactContent",
+    "description": "An artifact given by value: {'text': ...} for text, or {'base64': ..., "
+    "'media_type', 'filename'} for bytes. Checked and hashed as a file with the same bytes.",
+    "oneOf": [
+        _content_form("text", {"type": "string"}),
+        _content_form(
+            "base64",
+            {"type": "string", "contentEncoding": "base64", "pattern": "^[A-Za-z0-9+/]*={0,2}$"},
+        ),
+    ],
+}
 
 
 def _json(ref: str) -> dict[str, Any]:
@@ -135,7 +171,14 @@ def build_openapi(*, secured: bool) -> dict[str, Any]:
                 ],
                 "requestBody": run_request,
                 "responses": {
-                    "200": {"description": "the RunResult", "content": _json(by_name["RunResult"])},
+                    "200": {
+                        "description": "the RunResult; with 'Accept: text/event-stream', the run "
+                        "as server-sent events attempt, text, partial, result and error",
+                        "content": {
+                            **_json(by_name["RunResult"]),
+                            "text/event-stream": {"schema": {"type": "string"}},
+                        },
+                    },
                     **run_errors,
                 },
             }

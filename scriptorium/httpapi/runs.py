@@ -2,7 +2,8 @@
 
 The answer is the same JSON ``scriptorium run --json`` prints. An invalid output is still a 200
 (the verdict is in ``validation``), unless ``?require_valid=true`` asks for a 422 ``output_invalid``
-whose body holds the result too.
+whose body holds the result too. With ``Accept: text/event-stream`` the run is streamed as
+server-sent events instead (:mod:`scriptorium.httpapi.sse`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from scriptorium.errors import OutputInvalidError
 from scriptorium.httpapi.body import read_run_request, require_valid_flag
 from scriptorium.httpapi.errors import error_body
 from scriptorium.httpapi.responses import raw_json_response, request_id
+from scriptorium.httpapi.sse import stream_run, wants_events
 
 if TYPE_CHECKING:
     from scriptorium.httpapi.service import Service
@@ -43,6 +45,8 @@ async def run_route(request: Request) -> Response:
     service: Service = request.app.state.service
     require_valid = require_valid_flag(request)
     run = await read_run_request(request, service)
+    if wants_events(request):
+        return await stream_run(request, service, run, require_valid=require_valid)
     result = await execute(service, run)
     result_json = result.model_dump_json(by_alias=True)
     if require_valid:

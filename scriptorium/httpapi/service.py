@@ -33,6 +33,8 @@ class Service:
     allow_artifact_refs: bool
     # One semaphore per event loop: an asyncio primitive belongs to the loop that first waits on
     # it, and an app may be driven by several loops in turn (tests, a server restarted in-process).
+    #: The server's directories as absolute paths, shown as ``.`` in error messages.
+    roots: tuple[str, ...] = ()
     _openapi: dict[str, Any] | None = field(default=None, repr=False)
     _gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = field(
         default_factory=weakref.WeakKeyDictionary, repr=False

@@ -18,8 +18,9 @@ import importlib
 import json
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
@@ -47,6 +48,9 @@ from scriptorium.llm.retry import (
 )
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
+
+if TYPE_CHECKING:
+    from scriptorium.llm.streaming import StreamItem
 
 __all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
 
@@ -108,13 +112,25 @@ def _http_response_class() -> Any:
     return _response_class
 
 
+# SDK client -> the absolute Messages URL under its base URL. Given whole, the SDK sends to it as
+# it is instead of parsing the path and merging it into the base URL again on every request.
+_messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _messages_url(client: Any) -> str:
+    url = _messages_urls.get(client)
+    if url is None:
+        url = _messages_urls[client] = str(client.base_url).rstrip("/") + MESSAGES_PATH
+    return url
+
+
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """Send one prebuilt Messages API body with the SDK's lower-level ``post``: its auth, base URL,
     headers, timeout and error types, without its typed parameter and response layer. The body
     goes as bytes we encode (the SDK would walk and copy the dict, then encode it). Returns the
     response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
     response = client.post(
-        MESSAGES_PATH,
+        _messages_url(client),
         content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
@@ -125,7 +141,7 @@ def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[
 async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """The async twin of :func:`post_messages`."""
     response = await client.post(
-        MESSAGES_PATH,
+        _messages_url(client),
         content=encode_body(body),
         cast_to=_http_response_class(),
         options={"timeout": timeout_s},
@@ -236,6 +252,19 @@ class AnthropicClient:
             attempt, _classify, **call.retry_args(self._hooks)
         )
         return call.response(body, request_id, attempts, time.perf_counter() - started)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
+        only before the first chunk (see :mod:`scriptorium.llm.anthropic_stream`)."""
+        from scriptorium.llm.anthropic_stream import stream
+
+        return stream(self, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        from scriptorium.llm.anthropic_stream import astream
+
+        return astream(self, request)
 
     def count_tokens(self, request: LLMRequest) -> int:
         """The input tokens of what :meth:`generate` would send for ``request``, from the API's

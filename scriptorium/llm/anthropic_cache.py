@@ -62,7 +62,8 @@ def apply_cache(body: dict[str, Any], cache: CacheDirectives, system: str | None
         return
     own = system or ""
     full_system = body.get("system")
-    system_text = _Text(own) if isinstance(full_system, str) and own else None
+    aimed = any(point.message is None for point in cache.points)
+    system_text = _Text(own) if aimed and isinstance(full_system, str) and own else None
     messages = body.get("messages", [])
     # Texts to cut: a message's plain content (part None) or one text block of its content list.
     texts: dict[tuple[int, int | None], _Text] = {}

@@ -8,11 +8,12 @@ exceptions or per-call callables in users' tests, ``scriptorium.testing.FakeClie
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.streaming import StreamItem, chunked
 from scriptorium.prompt.model import content_text
 
 __all__ = ["FakeProviderClient", "estimate_tokens"]
@@ -99,6 +100,17 @@ class FakeProviderClient:
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate` (it never waits)."""
         return self.generate(request)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """The next canned response in several chunks, then the response itself."""
+        response = self.generate(request)
+        yield from chunked(response.text)
+        yield response
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        for item in self.stream(request):
+            yield item
 
 
 def _strategy(request: LLMRequest) -> str | None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
@@ -44,6 +44,9 @@ from scriptorium.llm.retry import (
 )
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
+
+if TYPE_CHECKING:
+    from scriptorium.llm.streaming import StreamItem
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "build_params", "parse_completion"]
 
@@ -407,6 +410,19 @@ class OpenAIClient:
             secrets=(key,),
         )
         return self._response(request, result, strategy, attempts, started)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """One chat completion streamed: text chunks as they arrive, then the ``LLMResponse``;
+        retried only before the first chunk (see :mod:`scriptorium.llm.openai_stream`)."""
+        from scriptorium.llm.openai_stream import stream
+
+        return stream(self, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        from scriptorium.llm.openai_stream import astream
+
+        return astream(self, request)
 
     def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
         """A minimal real request (a few output tokens, one retry) proving key, endpoint and model."""

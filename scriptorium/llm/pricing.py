@@ -21,6 +21,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from scriptorium.llm.model import Usage
 
 __all__ = [
+    "BATCH_DIVISOR",
     "CACHE_MULTIPLIERS",
     "PRICE_TABLE",
     "PRICE_TABLE_DATE",
@@ -34,11 +35,14 @@ __all__ = [
 PRICE_TABLE_DATE = "2026-11"
 PRICE_TABLE_SOURCE = (
     "the providers' public pricing pages: https://platform.claude.com/docs/en/about-claude/pricing "
-    "and https://openai.com/api/pricing/ (standard tier; batch, long-context and data-residency "
+    "and https://openai.com/api/pricing/ (standard tier, halved for provider batches; long-context and data-residency "
     "surcharges not modelled)"
 )
 
 _MICRO = 1_000_000
+
+#: Batch APIs (Anthropic Message Batches, OpenAI Batch) charge half the standard price.
+BATCH_DIVISOR = 2
 
 
 @dataclass(frozen=True)
@@ -171,12 +175,18 @@ def _from_override(override: Mapping[str, float | None], table: ModelPrice | Non
 
 
 def cost_micro(
-    model: str, usage: Usage, override: Mapping[str, float | None] | None = None
+    model: str,
+    usage: Usage,
+    override: Mapping[str, float | None] | None = None,
+    *,
+    batch: bool = False,
 ) -> tuple[int, str | None]:
     """The cost of ``usage`` on ``model`` in integer micro-USD, and a note when there is no price.
 
     ``override`` (a profile's ``pricing``, USD per million tokens) wins over the table. An unknown
     model costs 0 and the note says so; the adapter puts it in ``metadata["pricing"]``.
+    ``batch=True`` prices at the providers' batch rate, half of every token class, halved before
+    the one rounding so half of an odd total is not rounded twice.
     """
     table = price_for(model)
     if override:
@@ -197,4 +207,5 @@ def cost_micro(
         + one_hour * one_hour_price
         + usage.cache_read_input_tokens * price.cache_read
     )
-    return (total + _MICRO // 2) // _MICRO, None
+    divisor = _MICRO * BATCH_DIVISOR if batch else _MICRO
+    return (total + divisor // 2) // divisor, None

@@ -23,6 +23,7 @@ import posixpath
 import stat as stat_module
 import threading
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +33,7 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.hashing import REQUEST_HASH_VERSION
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+from scriptorium.llm.streaming import StreamItem, astream_of, chunked, stream_of
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -310,6 +312,30 @@ class ReplayClient:
             response = await asyncio.to_thread(inner.generate, request)
         self._append(request, response)
         return response
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """Replay: the recorded text in several chunks, then the response. Record: the inner
+        client's stream passed through, recorded once it is complete."""
+        if self.mode == "replay":
+            response = self._replay(request)
+            yield from chunked(response.text)
+            yield response
+            return
+        for item in stream_of(self._inner, request):
+            if isinstance(item, LLMResponse):
+                self._append(request, item)
+            yield item
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        if self.mode == "replay":
+            for item in self.stream(request):
+                yield item
+            return
+        async for item in astream_of(self._inner, request):
+            if isinstance(item, LLMResponse):
+                self._append(request, item)
+            yield item
 
     def verify(self, target: Target, api_key: SecretStr | str | None = None) -> LLMResponse:
         """Record mode: the recorded provider's own ``verify`` (when it has one). Replay mode: the

@@ -5,7 +5,7 @@ multiplies attempts and hides them from ``attempts``/``llm_calls``. This module 
 HTTP request, whether to try again (:func:`classify_http` for responses, an adapter's own helper for
 transport exceptions), how long to wait (jittered exponential backoff, ``retry-after`` as a lower
 bound), and when to give up (``max_retries``, a wall-clock budget over attempts *and* sleeps, a
-supervisor's ``stop_requested``). The rules are DESIGN section 7; the reasoning is in
+supervisor's ``stop_requested``). The rules are those of the LLM layer; the reasoning is in
 ``internal_docs/llm.md``.
 """
 
@@ -65,7 +65,7 @@ class RetryInfo:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Limits of the loop. Defaults are DESIGN section 7's."""
+    """Limits of the loop: at most ``max_retries`` retries within ``timeout_s`` of wall clock."""
 
     max_retries: int = 2
     timeout_s: float = 60.0

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from scriptorium import hashing
 from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -193,6 +194,15 @@ class Router:
             result: LLMResponse = await agenerate(request)
             return result
         return await asyncio.to_thread(client.generate, request)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """The stream of the adapter ``request.target.provider`` names (one chunk when the adapter
+        cannot stream)."""
+        return stream_of(self._route(request), request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        return astream_of(self._route(request), request)
 
     def count_tokens(self, request: LLMRequest) -> int | None:
         """The provider's own count of ``request``'s input tokens, or None when its adapter has

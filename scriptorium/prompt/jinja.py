@@ -168,6 +168,9 @@ class _Compiled(NamedTuple):
     places: tuple[_Place, ...]
     sources: tuple[str | None, ...]
     templates: tuple[Template | None, ...]
+    #: The text of each template made of plain text alone (no expression, tag or comment),
+    #: rendered once at compile time; ``None`` for the others.
+    constants: tuple[str | None, ...]
     #: The definition object last served from this entry: the same frozen object again (the
     #: repositories hand it out while its file is unchanged) skips comparing the sources.
     definition: PromptDefinition
@@ -238,7 +241,11 @@ class JinjaRenderer:
                 None
                 if template is None
                 else self._run(template, context, budget, definition.id, place)
-                for place, template in zip(compiled.places, compiled.templates, strict=True)
+                if constant is None
+                else self._spent(constant, budget, definition.id, place)
+                for place, template, constant in zip(
+                    compiled.places, compiled.templates, compiled.constants, strict=True
+                )
             ]
         finally:
             CURRENT_BUDGET.reset(token)
@@ -317,6 +324,12 @@ class JinjaRenderer:
                     close()
         return "".join(chunks).strip()
 
+    def _spent(self, text: str, budget: Budget, prompt_id: str, place: _Place) -> str:
+        # A plain-text section renders the same every run: only its size is counted again.
+        with _translating(prompt_id, place):
+            budget.spend_chars(len(text))
+        return text
+
     def _compiled(self, definition: PromptDefinition, cache_key: str | None) -> _Compiled:
         if cache_key is not None:
             entry = self._cache.get(cache_key)
@@ -339,6 +352,7 @@ class JinjaRenderer:
                 return entry
             self._misses += 1
         templates: list[Template | None] = []
+        constants: list[str | None] = []
         for place, source in places:
             try:
                 with _translating(definition.id, place):
@@ -350,8 +364,17 @@ class JinjaRenderer:
                     err.message, prompt_id=definition.id, path=definition.source, reason="invalid"
                 ) from (err.__cause__ or err)
             templates.append(compiled)
+            constant = None
+            if compiled is not None and source is not None and _is_plain_text(self._env, source):
+                with _translating(definition.id, place):
+                    constant = "".join(compiled.generate({})).strip()
+            constants.append(constant)
         entry = _Compiled(
-            tuple(place for place, _ in places), sources, tuple(templates), definition
+            tuple(place for place, _ in places),
+            sources,
+            tuple(templates),
+            tuple(constants),
+            definition,
         )
         if self._cache_size:
             with self._lock:
@@ -360,6 +383,17 @@ class JinjaRenderer:
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return entry
+
+
+def _is_plain_text(env: Sandbox, source: str) -> bool:
+    """Whether ``source`` is text alone: every node of its template is literal output."""
+    if "{" not in source:  # no delimiter at all: the common static system prompt
+        return True
+    return all(
+        isinstance(node, nodes.Output)
+        and all(isinstance(child, nodes.TemplateData) for child in node.nodes)
+        for node in env.parse(source).body
+    )
 
 
 # --- helpers for `scriptorium check` --------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The use case: the Runner orchestrating prompts, profiles, artifacts, rendering, the LLM and
 validation through their ports, plus its request/result types and the repair port."""
 
+from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
 from scriptorium.usecase.model import (
     ArtifactRecord,
     AttemptRecord,
@@ -17,18 +18,26 @@ from scriptorium.usecase.repair import (
     RepairResult,
 )
 from scriptorium.usecase.runner import Runner
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
 __all__ = [
     "ArtifactRecord",
+    "AsyncRunStream",
     "AttemptRecord",
+    "AttemptStarted",
     "DefaultOutputRepairer",
+    "Done",
     "OutputRecord",
     "OutputRepairer",
     "Overrides",
+    "PartialValue",
     "PreparedRun",
     "RepairContext",
     "RepairResult",
     "RunRequest",
     "RunResult",
+    "RunStream",
     "Runner",
+    "StreamEvent",
+    "TextDelta",
 ]

@@ -15,9 +15,9 @@ __all__ = ["LLMBoundary", "checked_repair", "checked_response"]
 
 
 class LLMBoundary:
-    """Translates anything a client or repairer raises into ``LLMGenerateError`` (except an
-    ``AssertionError``, a test's own failure) and fills in the run's context on our own errors
-    when the client left it out."""
+    """Translates anything a client or repairer raises into ``LLMGenerateError`` (except a test
+    double's own failure, see :func:`_test_failure`) and fills in the run's context on our own
+    errors when the client left it out."""
 
     __slots__ = ("_prepared", "_request", "_what")
 
@@ -32,9 +32,7 @@ class LLMBoundary:
     def __exit__(
         self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
     ) -> None:
-        # An AssertionError is a test double saying the test failed (``FakeClient()`` called when
-        # no call was expected): it must reach the test runner as itself, not as a provider error.
-        if err is None or not isinstance(err, Exception) or isinstance(err, AssertionError):
+        if err is None or not isinstance(err, Exception) or _test_failure(err):
             return
         prepared = self._prepared
         context = {
@@ -68,6 +66,13 @@ def _scrub_own(err: ScriptoriumError, secrets: list[str]) -> None:
             err.args = (message,)
     if err.__cause__ is not None or err.__context__ is not None:
         scrub_chain(err, secrets)
+
+
+def _test_failure(err: BaseException) -> bool:
+    """Whether ``err`` is a test double failing the test (``FakeClient()`` called by code that
+    must make no call): an ``AssertionError`` marked ``fails_the_test``. It must reach the test
+    runner as itself, not as a provider error; any other exception is translated as usual."""
+    return isinstance(err, AssertionError) and getattr(err, "fails_the_test", False) is True
 
 
 def checked_response(response: object) -> LLMResponse:

@@ -1,4 +1,4 @@
-"""``rendered_prompt_hash`` and ``request_hash`` (DESIGN section 6) from one serialisation.
+"""``rendered_prompt_hash`` and ``request_hash`` from one serialisation.
 
 Both hash forms hold the rendered messages, and the request's also holds the structured-output
 spec with its whole schema: serialising each from scratch on every run showed in the profile. The

@@ -133,9 +133,9 @@ class RunResult(BaseModel):
     """The outcome of a run. Invalid output is reported here; it does not raise.
 
     ``metadata`` is what the provider adapter reported for the last generation: ``request_id``,
-    the ``strategy`` used, ``ignored_settings`` (always present), ``service_tier``, a ``pricing``
-    note when the cost is 0 for want of a price, ``replayed`` for an answer from a cassette.
-    It never holds a key.
+    the ``strategy`` used, ``ignored_settings``, ``service_tier``, a ``pricing`` note when the cost
+    is 0 for want of a price (these five are always present, None when not reported; the list
+    possibly empty), ``replayed`` for an answer from a cassette. It never holds a key.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")

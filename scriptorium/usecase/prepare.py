@@ -1,4 +1,5 @@
-"""The Prepare flow (DESIGN section 4, steps 1-8) as small functions the Runner calls in order.
+"""The Prepare flow (load, select, merge, check the key, resolve the output, check inputs and
+artifacts, render, hash) as small functions the Runner calls in order.
 
 Each step translates whatever its collaborator raises into that step's sentinel, cause kept; the
 functions here hold no state, so a Runner can serve many requests at once.

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Iterator
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
 from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import PreparedRun
 from scriptorium.validate.model import ValidationIssue
@@ -86,6 +88,15 @@ class DefaultOutputRepairer:
     def repair(self, context: RepairContext) -> RepairResult:
         """One repair generation through the client."""
         return RepairResult(response=self._client.generate(repair_request(context)))
+
+    def stream(self, context: RepairContext) -> Iterator[StreamItem]:
+        """The repair generation streamed through the client (one chunk when it cannot stream):
+        what a streamed run shows while the repair is written."""
+        return stream_of(self._client, repair_request(context))
+
+    def astream(self, context: RepairContext) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        return astream_of(self._client, repair_request(context))
 
     async def arepair(self, context: RepairContext) -> RepairResult:
         """The async twin: the client's ``agenerate`` when it has one, else a worker thread."""

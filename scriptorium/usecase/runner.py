@@ -48,6 +48,7 @@ from scriptorium.usecase.model import (
     SettingSource,
 )
 from scriptorium.usecase.repair import OutputRepairer, RepairContext, RepairResult
+from scriptorium.usecase.stream import AsyncRunStream, RunStream
 from scriptorium.usecase.unicode import checked_verdict as unicode_checked
 from scriptorium.validate.model import (
     LoadedSchema,
@@ -190,6 +191,47 @@ class Runner:
         finally:
             if token is not None:
                 run_scope.leave(token)
+
+    def stream(self, request: RunRequest) -> RunStream:
+        """The run as events while the model writes; ``result()`` is what :meth:`run` returns.
+        Prepares now (its errors raise here); the model is called when the stream is read."""
+        started = self._clock()
+        run_id = self._new_id()
+        return RunStream(self, request, run_id, started)
+
+    def astream(self, request: RunRequest) -> AsyncRunStream:
+        """The async twin of :meth:`stream`."""
+        started = self._clock()
+        run_id = self._new_id()
+        return AsyncRunStream(self, request, run_id, started)
+
+    def request_for(self, request: RunRequest) -> tuple[PreparedRun, LLMRequest]:
+        """What a run of ``request`` would send: its prepared run and the LLM request (the key
+        included), for drivers that send the generation themselves (provider batches)."""
+        plan = self._plan(request)
+        return plan.prepared, plan.request
+
+    def run_answered(
+        self, request: RunRequest, answer: Callable[[LLMRequest], LLMResponse]
+    ) -> RunResult:
+        """A run whose first generation is ``answer(llm_request)`` instead of a client call (a
+        provider batch's result for this very request). Everything else is the run's own:
+        preparation, the LLM boundary's checks and translation, validation, repairs (through the
+        client, when a repairer is present), usage and the result."""
+        started = self._clock()
+        run_id = self._new_id()
+        plan = self._plan(request)
+        flow = self._flow(plan)
+        call = next(flow)
+        with self._llm_boundary(plan, "reading the batch result"):
+            first: LLMResponse | None = checked_response(answer(plan.request))
+        while True:
+            try:
+                outcome = first if first is not None else self._call(call, plan)
+                first = None
+                call = flow.send(outcome)
+            except StopIteration as done:
+                return self._result(run_id, started, plan, done.value)
 
     def count_tokens(self, request: RunRequest) -> TokenCount:
         """The input tokens of the prepared request: the client's own count when it has one
@@ -523,12 +565,19 @@ def _pricing(profile: Profile) -> dict[str, float] | None:
     return None if profile.pricing is None else profile.pricing.model_dump(exclude_none=True)
 
 
+# Keys every RunResult.metadata has, None when the adapter did not report them, so consumers can
+# read them without guarding against absence.
+_METADATA_KEYS = ("request_id", "strategy", "service_tier", "pricing")
+
+
 def _result_metadata(response: LLMResponse, prepared: PreparedRun) -> dict[str, Any]:
     """The last generation's adapter metadata; ``ignored_settings`` always said, from the prepared
     run when the client did not report it (an injected client knows nothing of the provider)."""
     metadata = dict(response.metadata)
     if "ignored_settings" not in metadata:
         metadata["ignored_settings"] = list(prepared.ignored_settings)
+    for key in _METADATA_KEYS:
+        metadata.setdefault(key, None)
     return metadata
 
 

@@ -1,4 +1,4 @@
-"""Strict and lenient JSON parsing of model output (DESIGN section 4, "Parse").
+"""Strict and lenient JSON parsing of model output.
 
 Both parsers return a :class:`ParseOutcome` and never raise, whatever the text: oversize input,
 nesting deeper than ``max_depth``, non-finite numbers and syntax errors are issues in the outcome.

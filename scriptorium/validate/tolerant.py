@@ -19,7 +19,7 @@ from typing import Any
 
 __all__ = ["MAX_DEPTH", "ReadError", "Reader"]
 
-#: Containers nested deeper than this are refused (DESIGN section 4).
+#: Containers nested deeper than this are refused (as strict parsing refuses them).
 MAX_DEPTH = 64
 
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")

@@ -233,6 +233,18 @@ def test_the_posted_body_is_build_body_and_the_sdk_headers_stay(
     assert CANARY in sent.headers.get("x-api-key", "") + sent.headers.get("authorization", "")
 
 
+@pytest.mark.parametrize("suffix", ["/proxy", "/proxy/"])
+def test_an_endpoint_with_a_path_prefix_keeps_it(
+    server: FakeAnthropicServer, client: AnthropicClient, suffix: str
+) -> None:
+    """A proxy mounted under a path gets the Messages API under that path, as with the SDK."""
+    with pytest.raises(LLMGenerateError) as caught:
+        client.generate(make_request(server.url + suffix))
+    # The fake serves nothing under /proxy: its 404 names the path the SDK was sent to.
+    assert caught.value.reason == "not_found"
+    assert "/proxy/v1/messages" in str(caught.value)
+
+
 def test_headers_from_the_sdk_environment_variables_are_not_sent(
     server: FakeAnthropicServer, sleeps: Sleeps, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,14 +5,16 @@ fake servers."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
 from scriptorium import Engine, errors
-from scriptorium.testing import FakeAnthropicServer, FakeClient
+from scriptorium.llm.anthropic import AnthropicClient
+from scriptorium.llm.openai import OpenAIClient
+from scriptorium.testing import FakeAnthropicServer, FakeClient, FakeOpenAIServer
 
 KEY = "sk-ant-test-0123456789abcdef"
 SCHEMA = {
@@ -60,16 +62,28 @@ def _project(root: Path, endpoint: str, *, strategy: str = "prompt", pricing: st
     return root
 
 
-def _engine(root: Path, **kwargs: object) -> Engine:
-    return Engine(root, env={"TEST_ANTHROPIC_KEY": KEY}, **kwargs)  # type: ignore[arg-type]
+@pytest.fixture(scope="module")
+def anthropic_client() -> Iterator[AnthropicClient]:
+    """One adapter (and so one SDK client per endpoint) for the module, closed at its end."""
+    client = AnthropicClient()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def make_engine(anthropic_client: AnthropicClient) -> Callable[[Path], Engine]:
+    def build(root: Path) -> Engine:
+        return Engine(root, client=anthropic_client, env={"TEST_ANTHROPIC_KEY": KEY})
+
+    return build
 
 
 def test_prepare_shows_the_system_text_the_prompt_strategy_sends(
-    server: FakeAnthropicServer, tmp_path: Path
+    server: FakeAnthropicServer, tmp_path: Path, make_engine: Callable[[Path], Engine]
 ) -> None:
     """With strategy ``prompt``, the schema instructions the adapter appends are in
     ``prepared.system``, byte for byte what the server receives."""
-    engine = _engine(_project(tmp_path, server.url))
+    engine = make_engine(_project(tmp_path, server.url))
     prepared = engine.prepare("who")
     assert prepared.system is not None
     assert prepared.system.startswith("You extract names.\n\n")
@@ -83,11 +97,11 @@ def test_prepare_shows_the_system_text_the_prompt_strategy_sends(
 
 
 def test_settings_the_provider_refuses_are_marked_ignored_and_not_sent(
-    server: FakeAnthropicServer, tmp_path: Path
+    server: FakeAnthropicServer, tmp_path: Path, make_engine: Callable[[Path], Engine]
 ) -> None:
     """temperature stays in ``settings`` with its source, is listed in ``ignored_settings`` and in
     ``metadata["ignored_settings"]``, and never reaches the server."""
-    engine = _engine(_project(tmp_path, server.url))
+    engine = make_engine(_project(tmp_path, server.url))
     prepared = engine.prepare("plain", overrides={"top_k": 5})
     assert prepared.settings.temperature == 0.2
     assert prepared.settings_sources["temperature"] == "profile"
@@ -99,11 +113,11 @@ def test_settings_the_provider_refuses_are_marked_ignored_and_not_sent(
 
 
 def test_metadata_carries_request_id_service_tier_and_pricing_note(
-    server: FakeAnthropicServer, tmp_path: Path
+    server: FakeAnthropicServer, tmp_path: Path, make_engine: Callable[[Path], Engine]
 ) -> None:
     """The provider's request id and service tier, and why a cost is 0, reach the result."""
     root = _project(tmp_path, server.url)
-    engine = _engine(root)
+    engine = make_engine(root)
     server.reply("hi", usage={"input_tokens": 10, "output_tokens": 2, "service_tier": "standard"})
     result = engine.run("plain", overrides={"model": "claude-unknown-9"})
     assert str(result.metadata["request_id"]).startswith("req_fake_")
@@ -114,11 +128,11 @@ def test_metadata_carries_request_id_service_tier_and_pricing_note(
 
 
 def test_a_partial_profile_pricing_derives_the_cache_prices(
-    server: FakeAnthropicServer, tmp_path: Path
+    server: FakeAnthropicServer, tmp_path: Path, make_engine: Callable[[Path], Engine]
 ) -> None:
     """``pricing: {input, output}`` works: cache writes cost 1.25x input, cache reads 0.1x."""
     root = _project(tmp_path, server.url, pricing="pricing: {input: 2.0, output: 10.0}\n")
-    engine = _engine(root)
+    engine = make_engine(root)
     usage = {
         "input_tokens": 1_000_000,
         "output_tokens": 100_000,
@@ -129,13 +143,13 @@ def test_a_partial_profile_pricing_derives_the_cache_prices(
     result = engine.run("plain")
     # 2.00 input + 1.00 output + 2.50 cache write + 0.20 cache read
     assert result.usage.cost_micro == 5_700_000
-    assert "pricing" not in result.metadata
+    assert result.metadata["pricing"] is None
 
 
 def test_parsed_returns_a_typed_value_or_raises_output_invalid(
-    server: FakeAnthropicServer, tmp_path: Path
+    server: FakeAnthropicServer, tmp_path: Path, make_engine: Callable[[Path], Engine]
 ) -> None:
-    engine = _engine(_project(tmp_path, server.url))
+    engine = make_engine(_project(tmp_path, server.url))
     server.reply('{"name": "Ada"}')
     assert engine.run("who").parsed(Person) == Person(name="Ada")
     server.reply('{"nom": "Ada"}')
@@ -171,3 +185,54 @@ def test_an_injected_client_still_gets_ignored_settings_in_metadata(tmp_path: Pa
     result = engine.run("plain")
     assert result.prepared.ignored_settings == ("temperature",)
     assert result.metadata["ignored_settings"] == ["temperature"]
+
+
+def test_the_request_hash_does_not_depend_on_the_endpoint(
+    server: FakeAnthropicServer, tmp_path: Path, make_engine: Callable[[Path], Engine]
+) -> None:
+    """The same request through another proxy is the same request: same ``request_hash``."""
+    engine = make_engine(_project(tmp_path, server.url))
+    here = engine.prepare("who")
+    there = engine.prepare("who", overrides={"endpoint": "https://proxy.example/anthropic"})
+    assert there.target.endpoint == "https://proxy.example/anthropic"
+    assert here.request_hash == there.request_hash
+
+
+def test_openai_prepare_shows_the_system_text_and_the_dropped_top_k(tmp_path: Path) -> None:
+    """Through the real openai SDK: the prompt-strategy instructions and JSON-mode note are in
+    ``prepared.system`` exactly as sent; ``top_k`` is marked ignored and never sent."""
+    with FakeOpenAIServer() as openai_server:
+        (tmp_path / "prompts").mkdir()
+        (tmp_path / "profiles").mkdir()
+        (tmp_path / "prompts" / "who.prompt.md").write_text(
+            "---\nprofile: gpt\noutput:\n  format: json_schema\n"
+            f"  schema: {json.dumps(SCHEMA)}\n  strategy: prompt\n---\n"
+            "## system\nYou extract names.\n\n## user\nAda wrote this.\n",
+            encoding="utf-8",
+        )
+        (tmp_path / "prompts" / "mode.prompt.md").write_text(
+            "---\nprofile: gpt\noutput: {format: json}\n---\nName a colour.\n", encoding="utf-8"
+        )
+        (tmp_path / "profiles" / "gpt.yaml").write_text(
+            f"provider: openai\nmodel: gpt-4o\nendpoint: {openai_server.url}\n"
+            "api_key_env: TEST_OPENAI_KEY\nsettings: {top_k: 3, temperature: 0.1, max_retries: 0}\n",
+            encoding="utf-8",
+        )
+        client = OpenAIClient()
+        engine = Engine(
+            tmp_path, client=client, env={"TEST_OPENAI_KEY": "sk-test-openai-0123456789abcdef"}
+        )
+        for prompt_id, answer in (("who", '{"name": "Ada"}'), ("mode", '{"c": "red"}')):
+            prepared = engine.prepare(prompt_id)
+            assert prepared.ignored_settings == ("top_k",)
+            openai_server.reply(answer)
+            result = engine.run(prompt_id)
+            sent = openai_server.requests[-1].body
+            system = next(m["content"] for m in sent["messages"] if m["role"] == "system")
+            assert system == prepared.system
+            assert "top_k" not in sent
+            assert sent["temperature"] == 0.1
+            assert result.metadata["ignored_settings"] == ["top_k"]
+            assert result.metadata["request_id"].startswith("req_fake_")
+            assert result.validation.valid
+        client.close()

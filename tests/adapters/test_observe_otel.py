@@ -364,3 +364,20 @@ def test_retries_are_logged_at_info_with_the_run_scope(
         assert found.__dict__["prompt_id"] == "greet"
         assert found.__dict__["request_hash"] == result.prepared.request_hash
     assert all(CANARY not in r.getMessage() for r in caplog.records)
+
+
+def test_a_streamed_run_makes_the_same_tree_with_its_retries(
+    project: Path, telemetry: Telemetry, server: FakeAnthropicServer
+) -> None:
+    """engine.stream through the real SDK: one run span over one chat span with the response's
+    usage, and the retry before the first text as an event on the chat span."""
+    server.fail(529)
+    server.reply("Hi Ada!", usage=USAGE, chunks=3)
+    with _engine(project, telemetry).stream("greet", inputs={"name": "Ada"}) as stream:
+        result = stream.result()
+    run, (chat,) = _tree(telemetry.finished())
+    assert _attrs(run)["scriptorium.request_hash"] == result.prepared.request_hash
+    assert _attrs(run)["scriptorium.validation.valid"] is True
+    assert [e.name for e in chat.events] == ["retry"]
+    assert _attrs(chat)["gen_ai.usage.output_tokens"] == 5
+    assert CANARY not in telemetry.everything()

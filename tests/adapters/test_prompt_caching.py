@@ -347,3 +347,54 @@ def test_prepare_count_tokens_on_the_command_line(
         "model": "fake-1",
     }
     assert data["request_hash"].startswith("sha256:")
+
+
+PNG = (Path(__file__).resolve().parents[2] / "examples" / "invoice.png").read_bytes()
+
+
+def _media_project(project: Path, text: str) -> None:
+    (project / "scan.png").write_bytes(PNG)
+    (project / "prompts" / "scan.prompt.md").write_text(text, encoding="utf-8")
+
+
+def test_static_caches_through_leading_media_of_artifacts_declared_cache(
+    project: Path, server: FakeAnthropicServer
+) -> None:
+    """System text, then an unplaced manual scan declared cache: true: one breakpoint, after
+    the image block."""
+    _media_project(
+        project,
+        "---\nprofile: claude\ncache: static\nartifacts:\n"
+        "  manual: {media_type: image/png, cache: true}\n---\n"
+        f"## system\n{STATIC_SYSTEM}\n\n## user\nQuestion: {{{{ question }}}}\n",
+    )
+    Engine(project, env={"ANTHROPIC_API_KEY": KEY}).run(
+        "scan", inputs={"question": "why?"}, artifacts={"manual": "scan.png"}
+    )
+    body = _sent(server)
+    assert body["system"] == STATIC_SYSTEM  # the one breakpoint is further on
+    content = body["messages"][0]["content"]
+    assert [block["type"] for block in content] == ["image", "text"]
+    assert content[0]["cache_control"] == FIVE
+    assert _controls(body) == [FIVE]
+
+
+def test_an_explicit_line_after_a_placed_block_caches_the_block(
+    project: Path, server: FakeAnthropicServer
+) -> None:
+    _media_project(
+        project,
+        "---\nprofile: claude\ncache: explicit\nartifacts:\n"
+        "  manual: {media_type: image/png}\n---\n"
+        "## user\nRead this page.\n{{ artifacts.manual.block }}\n{# cache 1h #}\n"
+        "Question: {{ question }}\n",
+    )
+    Engine(project, env={"ANTHROPIC_API_KEY": KEY}).run(
+        "scan", inputs={"question": "why?"}, artifacts={"manual": "scan.png"}
+    )
+    content = _sent(server)["messages"][0]["content"]
+    assert [block["type"] for block in content] == ["text", "image", "text"]
+    assert content[1]["cache_control"] == HOUR
+    assert "cache_control" not in content[0]
+    assert "cache_control" not in content[2]
+    assert content[2]["text"] == "Question: why?"

@@ -1,6 +1,6 @@
 """The ``scriptorium`` command, run as users run it: in a subprocess, over a project on disk.
 
-Every exit status of DESIGN section 8 is reached for real; the stderr line format and the
+Every documented exit status is reached for real; the stderr line format and the
 ``--json`` forms are parsed; ``prepare`` is shown to make no call; ``list``, ``check``, ``verify``
 and ``batch`` are exercised end to end.
 """
@@ -132,7 +132,7 @@ EXIT_CASES = [
 def test_each_failure_exits_with_its_status_and_one_stderr_line(
     project: Path, status: int, args: list[str], code: str
 ) -> None:
-    """Section 8's exit codes, each reached for real, with `scriptorium: <code>: <message>`."""
+    """The documented exit codes, each reached for real, with `scriptorium: <code>: <message>`."""
     done = scriptorium(*args, cwd=project, env=cli_env(SCRIPTORIUM_TEST_KEY=SECRET))
     assert done.returncode == status, done.stderr
     line = only_error_line(done.stderr)

@@ -184,3 +184,16 @@ def test_a_batch_output_of_the_old_hash_form_is_refused_not_rerun(
     assert done.returncode == 2
     assert "hash form 1" in done.stderr
     assert json.loads(out.read_text(encoding="utf-8")) == old
+
+
+def test_json_errors_carry_the_load_reason(project: Path) -> None:
+    done = cli("run", "nope", "--json", cwd=project)
+    assert done.returncode == 4
+    error = json.loads(done.stderr)["error"]
+    assert (error["code"], error["reason"]) == ("prompt_load", "not_found")
+    broken = project / "prompts" / "broken.prompt.md"
+    broken.write_text("---\nprofile: chatty\n---\nHi {% if %}\n", encoding="utf-8")
+    syntax = cli("run", "broken", "--json", cwd=project)
+    assert syntax.returncode == 4
+    error = json.loads(syntax.stderr)["error"]
+    assert (error["code"], error["reason"]) == ("prompt_load", "invalid")

@@ -20,8 +20,6 @@ from scriptorium.llm.pricing import cost_micro
 from scriptorium.testing import FakeAnthropicServer
 from tests.e2e.test_kernel import RAW, Finished, init_line, kernel_env, run_kernel
 
-pytestmark = pytest.mark.slow
-
 KEY = "sk-ant-kernel-test-0123456789"
 MODEL = RAW["model"]
 USAGE = {"input_tokens": 12, "output_tokens": 3, "cache_read_input_tokens": 5}

@@ -98,3 +98,22 @@ def test_a_raw_payload_has_no_result_line() -> None:
         CC_LLM_MOCK_RESPONSE_JSON=json.dumps(mock),
     )
     assert "result" not in [m["op"] for m in messages]
+
+
+def test_a_missing_prompt_is_reported_with_its_reason(project: Path) -> None:
+    """The error object of the log line carries ``reason`` (here ``not_found``), exit code 2."""
+    environ = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "scriptorium.kernel"],
+        input=json.dumps({"op": "init", "payload": {"prompt_id": "ghost"}}) + "\n",
+        cwd=project,
+        env={**environ, "CC_LLM_PROVIDER": "profile"},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert proc.returncode == 2
+    last = json.loads(proc.stdout.splitlines()[-1])
+    assert last["level"] == "error"
+    assert last["error"]["code"] == "prompt_load"
+    assert last["error"]["reason"] == "not_found"

@@ -86,7 +86,7 @@ def test_workers_share_one_requests_per_minute_budget(tmp_path: Path, workers: i
     window_s, capacity, rows = 2.0, 3, 7
     with EchoServer() as server:
         root = write_project(tmp_path, server.url, RAY_KEY_ENV, limits={"requests_per_minute": 90})
-        executor = RayExecutor(window_s=window_s, margin_s=0.5, cpus_per_row=2 / workers)
+        executor = RayExecutor(window_s=window_s, margin_s=0.5, workers=workers)
         requests = [RunRequest(prompt_id="hello", inputs={"name": f"n{i}"}) for i in range(rows)]
         results = Engine(root).run_many(requests, concurrency=workers, executor=executor)
         arrivals = server.arrivals
@@ -98,7 +98,7 @@ def test_workers_share_one_requests_per_minute_budget(tmp_path: Path, workers: i
 
 
 def _ray_task_pids(name: str) -> list[int]:
-    """Worker processes executing a task of ``name`` (Ray titles them ``ray::<name>``)."""
+    """Worker processes of actor class ``name`` (Ray titles them ``ray::<name>``)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -117,7 +117,7 @@ def test_a_worker_killed_mid_job_loses_no_row(tmp_path: Path) -> None:
     with EchoServer(latency_s=0.4) as server:
         root = write_project(tmp_path, server.url, RAY_KEY_ENV)
         requests = [RunRequest(prompt_id="hello", inputs={"name": f"n{i}"}) for i in range(rows)]
-        executor = RayExecutor(cpus_per_row=1.0, max_retries=3)
+        executor = RayExecutor(workers=2, max_retries=3)
         outcome: list[object] = []
         job = threading.Thread(
             target=lambda: outcome.append(
@@ -128,7 +128,7 @@ def test_a_worker_killed_mid_job_loses_no_row(tmp_path: Path) -> None:
         killed = None
         deadline = time.monotonic() + 60
         while killed is None and time.monotonic() < deadline and job.is_alive():
-            busy = _ray_task_pids("run_on_worker")
+            busy = _ray_task_pids("RowRunner")
             if busy and server.arrivals:  # a row is on the wire in that worker
                 killed = busy[0]
                 os.kill(killed, signal.SIGKILL)

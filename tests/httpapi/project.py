@@ -71,6 +71,14 @@ output: {format: json_schema, schema: missing.schema.json}
 ## user
 Hello.
 """,
+    "describe": """---
+profile: claude
+artifacts:
+  scan: {required: true, media_type: image/png, max_bytes: 100000}
+---
+## user
+Describe this image: {{ artifacts.scan.block }}
+""",
     "hello": """---
 profile: claude
 inputs:

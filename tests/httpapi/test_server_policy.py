@@ -152,3 +152,46 @@ def test_a_callers_request_id_is_kept_when_it_is_a_plain_token(project: Path) ->
 def test_create_app_refuses_nonsense_settings(project: Path, options: dict[str, Any]) -> None:
     with pytest.raises(InvalidRequestError):
         create_app(engine_for(project), **options)
+
+
+def test_a_caller_hanging_up_mid_body_gets_no_answer_and_a_499_log_line(
+    project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The body never completes: nothing is sent, the access line says 499, no error is logged."""
+    app = create_app(engine_for(project))
+    sent: list[Any] = []
+
+    async def go() -> None:
+        messages = [
+            {"type": "http.request", "body": b'{"prompt_id": ', "more_body": True},
+            {"type": "http.disconnect"},
+        ]
+
+        async def receive() -> Any:
+            return messages.pop(0)
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/v1/runs",
+            "raw_path": b"/v1/runs",
+            "query_string": b"",
+            "headers": [(b"content-type", b"application/json")],
+            "http_version": "1.1",
+            "scheme": "http",
+            "server": ("127.0.0.1", 80),
+            "client": ("127.0.0.1", 1),
+            "root_path": "",
+        }
+        await app(scope, receive, send)
+
+    with caplog.at_level(logging.INFO, logger="scriptorium.httpapi"):
+        asyncio.run(go())
+    assert sent == []
+    (line,) = [r for r in caplog.records if r.name == ACCESS_LOGGER]
+    assert line.levelno == logging.INFO
+    assert " 499 " in line.getMessage()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -317,3 +317,20 @@ def test_a_hanging_provider_with_a_short_budget_is_504(
     assert response.status_code == 504
     error = error_of(response)
     assert (error["code"], error["reason"]) == ("llm_generate", "timeout")
+
+
+def test_no_error_message_names_the_servers_directory(project: Path) -> None:
+    """Whatever the sentinel's message says about where files are, the caller sees '.'."""
+    app = create_app(engine_for(project))
+    for body in (
+        {"prompt_id": "nowhere"},
+        {"prompt_id": "greet", "inputs": {"name": "A"}, "profile": "nope"},
+        {"prompt_id": "greet", "inputs": {"name": "A"}, "profile": "broken"},
+        {"prompt_id": "broken"},
+        {"prompt_id": "no-schema"},
+    ):
+        response = call(app, "POST", "/v1/runs", json=body)
+        assert str(project) not in response.text
+        assert str(project.resolve()) not in response.text
+    for url in ("/v1/prompts", "/v1/profiles", "/v1/prompts/broken"):
+        assert str(project.resolve()) not in call(app, "GET", url).text

@@ -83,7 +83,7 @@ def test_non_finite_numbers_stay_text() -> None:
     assert parse_input("x=-Infinity") == ("x", "-Infinity")
 
 
-def test_every_sentinel_has_the_exit_code_of_section_8() -> None:
+def test_every_sentinel_has_its_documented_exit_code() -> None:
     expected = {
         "output_invalid": 1,
         "invalid_request": 2,

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from scriptorium import Engine, errors
-from scriptorium.testing import FakeClient
+from scriptorium.llm.model import LLMRequest, Target
+from scriptorium.prompt.model import Message
+from scriptorium.testing import FakeClient, UnexpectedCall
 
 JSON_PROMPT = """---
 profile: offline
@@ -62,6 +64,24 @@ def test_an_empty_fake_client_lets_prepare_through_and_fails_a_call_naming_the_p
     with pytest.raises(AssertionError, match="'num'"):
         asyncio.run(engine.arun("num"))
     assert client.calls == 2
+
+
+def test_only_the_fake_clients_own_refusal_escapes_translation(project: Path) -> None:
+    """Any other AssertionError a client raises is a client failure like any exception."""
+
+    def broken(request: object) -> str:
+        raise AssertionError("a bug in a scripted callable")
+
+    engine = Engine(project, client=FakeClient([broken]))
+    with pytest.raises(errors.LLMGenerateError) as caught:
+        engine.run("num")
+    assert isinstance(caught.value.__cause__, AssertionError)
+    with pytest.raises(UnexpectedCall):
+        FakeClient().generate(_request())
+
+
+def _request() -> LLMRequest:
+    return LLMRequest(target=Target(provider="fake"), messages=(Message(role="user", content="x"),))
 
 
 def test_repair_on_means_one_attempt_when_the_prompt_sets_none(project: Path) -> None:

@@ -565,3 +565,16 @@ def test_template_artifacts_lists_the_artifact_names_used() -> None:
         ("user", "{{ artifacts.doc.text }} {{ artifacts['notes'].size }} {{ x.y }}")
     )
     assert template_artifacts(shaped) == {"doc", "notes"}
+
+
+def test_plain_text_sections_render_as_written_every_time_and_count_toward_the_bound() -> None:
+    """A section without any Jinja syntax is rendered once per compile, and still counted."""
+    text = "You extract people.\r\n  Reply with JSON only.  \n"
+    prompt = definition(("system", text), ("system", "{# note #}Be brief."), ("user", "{{ x }}"))
+    renderer = JinjaRenderer()
+    for value in ("a", "b"):
+        rendered = renderer.render(prompt, inputs={"x": value}, artifacts={})
+        assert rendered.system == "You extract people.\n  Reply with JSON only.\n\nBe brief."
+        assert rendered.messages == (Message(role="user", content=value),)
+    with pytest.raises(PromptRenderError, match="exceeds"):
+        JinjaRenderer(max_output_chars=20).render(prompt, inputs={"x": "a"}, artifacts={})

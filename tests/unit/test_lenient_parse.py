@@ -73,7 +73,7 @@ def test_schema_check_accepting_none_leaves_the_ambiguity() -> None:
 
 
 def test_a_clean_candidate_beats_repaired_ones_before_the_schema_is_asked() -> None:
-    """Parsing without syntax fixes outranks the schema (DESIGN's order)."""
+    """Parsing without syntax fixes outranks the schema (the documented order)."""
     calls: list[Any] = []
 
     def check(value: Any) -> bool:

@@ -1,0 +1,99 @@
+"""What both batch adapters share: the call wrapper around the SDK, and the row failures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from scriptorium.batch.provider import RowResult
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.pricing import cost_micro
+from scriptorium.llm.retry import Failure, RetryHooks, RetryPolicy, call_with_retry
+
+__all__ = ["BatchCalls", "batch_priced", "unfinished_error"]
+
+T = TypeVar("T")
+
+# Reads (retrieve, list, results) are idempotent and retried like any request; a create is sent
+# once: if its answer is lost, the state machine looks the batch up instead of sending it again.
+_READ = RetryPolicy(max_retries=2, timeout_s=300.0)
+_CREATE = RetryPolicy(max_retries=0, timeout_s=300.0)
+
+
+class BatchCalls:
+    """Runs one SDK call through scriptorium's retry loop, errors translated by ``classify``."""
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        key: str,
+        classify: Callable[[BaseException], Failure],
+        hooks: RetryHooks | None,
+    ) -> None:
+        self._provider = provider
+        self._key = key
+        self._classify = classify
+        self._hooks = hooks or RetryHooks()
+
+    def read(self, call: Callable[[float], T]) -> T:
+        """An idempotent call (retried)."""
+        return self._run(call, _READ)
+
+    def create(self, call: Callable[[float], T]) -> T:
+        """A call that creates something (never retried)."""
+        return self._run(call, _CREATE)
+
+    def _run(self, call: Callable[[float], T], policy: RetryPolicy) -> T:
+        value, _, _ = call_with_retry(
+            call,
+            self._classify,
+            policy=policy,
+            hooks=self._hooks,
+            provider=self._provider,
+            model="",
+            secrets=(self._key,),
+        )
+        return value
+
+
+def unfinished_error(row: RowResult, provider: str, model: str) -> LLMGenerateError:
+    """The error of a row that never ran: its batch expired, or was canceled."""
+    if row.kind == "expired":
+        return LLMGenerateError(
+            "the provider batch expired before this row ran; resume the batch to send it again",
+            reason="timeout",
+            retryable=True,
+            provider=provider,
+            model=model,
+        )
+    return LLMGenerateError(
+        "the provider batch was canceled before this row ran; resume the batch to send it again",
+        reason="cancelled",
+        retryable=True,
+        provider=provider,
+        model=model,
+    )
+
+
+def batch_priced(response: LLMResponse, request: LLMRequest, extra: dict[str, Any]) -> LLMResponse:
+    """``response`` priced at the batch rate, by the profile's model name (what its ``pricing``
+    names), else the name the provider reported, and marked ``service_tier: "batch"``."""
+    usage = response.usage
+    metadata = {k: v for k, v in response.metadata.items() if k != "pricing"}
+    cost, note = cost_micro(request.target.model, usage, request.pricing, batch=True)
+    if note and response.model and response.model != request.target.model:
+        cost, note = cost_micro(response.model, usage, None, batch=True)
+    if note:
+        metadata["pricing"] = note
+    metadata.update(extra)
+    metadata["service_tier"] = "batch"
+    return response.model_copy(
+        update={
+            "usage": usage.model_copy(update={"cost_micro": cost, "llm_calls": 1}),
+            "attempts": 1,
+            "latency_ms": 0.0,
+            "metadata": metadata,
+        }
+    )

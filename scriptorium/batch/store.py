@@ -1,0 +1,74 @@
+"""The state file: written whole and atomically, so a kill at any instant leaves either the old
+state or the new one on disk, never a torn one."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from scriptorium.batch.state import BatchState
+from scriptorium.errors import InvalidRequestError, translate
+
+__all__ = ["StateFile"]
+
+
+class StateFile:
+    """One job's state file at ``path``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def load(self) -> BatchState:
+        """The saved state; ``InvalidRequestError`` when the file is not a batch state."""
+        with translate(InvalidRequestError, f"reading the batch state {self.path}", field="state"):
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return BatchState.from_json(data)
+
+    def save(self, state: BatchState) -> None:
+        """Write ``state``: a temporary file in the same directory, flushed and fsynced, then
+        ``os.replace``d over the old one, and the directory fsynced so the rename is durable."""
+        text = json.dumps(state.to_json(), ensure_ascii=False, separators=(",", ":"))
+        directory = self.path.parent
+        with translate(InvalidRequestError, f"writing the batch state {self.path}", field="state"):
+            fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(temp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+            _fsync_dir(directory)
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove temporary files a killed save left behind (only one process writes a job)."""
+        for stale in self.path.parent.glob(f".{self.path.name}.*"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _fsync_dir(directory: Path) -> None:
+    # Not every platform can open a directory for fsync (Windows); the rename is still atomic.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

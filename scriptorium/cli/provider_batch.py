@@ -1,0 +1,159 @@
+"""``scriptorium batch --provider-batch``: the same input and output files as a local batch, with
+the rows sent through the provider's batch API at half price.
+
+Lines whose request already has a result in ``--out`` are copied, as in a local batch; the rest go
+to one provider batch job whose state lives in ``--state`` (default ``<out>.state.json``). When
+that file exists the job is resumed instead of sent again, so a killed command started again pays
+for no row twice. ``--out`` is replaced whole, in input order, at the end; only then is the state
+file removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scriptorium.batch.job import crash_point, custom_id_of
+from scriptorium.batch.store import StateFile
+from scriptorium.cli.batch import (
+    Record,
+    _error_record,
+    _read_items,
+    read_done,
+    report,
+    result_record,
+)
+from scriptorium.cli.commands import make_engine
+from scriptorium.cli.output import Reporter
+from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
+
+if TYPE_CHECKING:
+    from scriptorium.batch.job import BatchJob
+    from scriptorium.batch.provider import BatchLimits
+    from scriptorium.engine import Engine
+    from scriptorium.usecase.model import RunRequest
+
+__all__ = ["cmd_provider_batch"]
+
+
+def _limits(args: argparse.Namespace, provider: str | None) -> BatchLimits | None:
+    from scriptorium.batch.provider import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
+
+    size = args.batch_size
+    if size is None:
+        return None
+    if size < 1:
+        raise InvalidRequestError("--batch-size must be at least 1", field="batch_size")
+    base = OPENAI_LIMITS if provider == "openai" else ANTHROPIC_LIMITS
+    return BatchLimits(min(size, base.max_requests), base.max_bytes)
+
+
+def _job(
+    engine: Engine,
+    store: StateFile,
+    to_send: list[tuple[int, RunRequest, str]],
+    limits: BatchLimits | None,
+) -> BatchJob:
+    """The job for ``to_send``: resumed from ``store`` when it exists, else submitted."""
+    if not store.exists():
+        return engine.submit_batch([r for _, r, _ in to_send], state=store.path, limits=limits)
+    saved = store.load()
+    wanted = [custom_id_of(h) for _, _, h in to_send]
+    if [row.custom_id for row in saved.rows] != wanted:
+        raise InvalidRequestError(
+            f"--state {store.path} belongs to another batch (other inputs, prompt or profile); "
+            "finish that one or delete the file",
+            field="state",
+        )
+    return engine.resume_batch(store.path, limits=limits)
+
+
+def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
+    """Run the batch through the provider's batch API; exit as a local batch does."""
+    if args.poll_s <= 0:
+        raise InvalidRequestError("--poll-s must be positive", field="poll_s")
+    engine = make_engine(args)
+    # A missing or broken prompt fails the batch, not each line.
+    definition = engine.prompts.get(args.prompt)
+    items = _read_items(args, definition)
+    out = Path(args.out_file)
+    store = StateFile(args.state or out.with_name(out.name + ".state.json"))
+    done = read_done(out)
+    records: list[Record | None] = [None] * len(items)
+    to_send: list[tuple[int, RunRequest, str]] = []
+    resumed = 0
+    for index, item in enumerate(items):
+        if item.request is None:
+            assert item.error is not None
+            records[index] = _error_record(item, item.error, None)
+            continue
+        try:
+            request_hash = engine.prepare(item.request).request_hash
+        except ScriptoriumError as err:
+            records[index] = _error_record(item, err, None)
+            continue
+        earlier = done.get(request_hash)
+        if earlier is not None:
+            records[index] = {**earlier, "line": item.line, "id": item.id}
+            resumed += 1
+        else:
+            to_send.append((index, item.request, request_hash))
+    if to_send:
+        provider = engine.prepare(to_send[0][1]).target.provider
+        job = _job(engine, store, to_send, _limits(args, provider))
+        if reporter.err.isatty():
+            status = job.status()
+            reporter.err.write(
+                f"batch: {status.requests} requests for {status.rows} lines in {status.chunks} "
+                f"{provider} batches (job {job.id}, state {store.path}); waiting for results\n"
+            )
+            reporter.err.flush()
+        job.wait(args.poll_s)
+        for (index, _, request_hash), outcome in zip(to_send, job.results(), strict=True):
+            item = items[index]
+            records[index] = (
+                _error_record(item, outcome, request_hash)
+                if isinstance(outcome, ScriptoriumError)
+                else result_record(item, outcome)
+            )
+    counts = _write(out, records)
+    if to_send or _settled(store, done):
+        store.remove()
+    return report(reporter, len(items), counts, resumed, out)
+
+
+def _settled(store: StateFile, done: dict[str, Record]) -> bool:
+    """Whether a state file found with nothing left to send is this output's own (killed after
+    ``--out`` was written): every request it holds has its result there. Another job's state is
+    left alone."""
+    if not store.exists():
+        return False
+    answered = {custom_id_of(h) for h in done}
+    try:
+        saved = store.load()
+    except InvalidRequestError:
+        return False
+    return all(row.custom_id is None or row.custom_id in answered for row in saved.rows)
+
+
+def _write(out: Path, records: list[Record | None]) -> dict[str, int]:
+    """Replace ``out`` with every record, in input order; the counts by kind."""
+    counts = {"ok": 0, "invalid": 0, "failed": 0}
+    temp = out.with_name(out.name + ".tmp")
+    with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
+        with temp.open("w", encoding="utf-8") as sink:
+            for number, record in enumerate(records):
+                assert record is not None
+                kind = "failed" if "error" in record else "ok" if record.get("valid") else "invalid"
+                counts[kind] += 1
+                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                if number == len(records) // 2:
+                    sink.flush()
+                    crash_point("writing-results")
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.replace(temp, out)
+    return counts

@@ -1,0 +1,105 @@
+"""Streaming at the LLM boundary: the optional ``stream`` / ``astream`` methods of a client.
+
+A streaming client yields the text as it arrives (``str`` chunks) and then, as its last item, the
+complete :class:`LLMResponse` (whose ``text`` is what the chunks add up to; usage, finish reason,
+attempts and metadata exactly as ``generate`` would report them). A client that ends without a
+response is taken at its word: the response is the chunks joined.
+
+Retries belong to the client and happen only before its first chunk; once text has been handed
+out a failure is final (``LLMGenerateError``; the run's driver fills in ``partial_text``).
+
+:func:`stream_of` and :func:`astream_of` stream any client: one with ``stream``/``astream`` streams
+for real, one with only ``generate``/``agenerate`` is streamed as one chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.model import LLMRequest, LLMResponse
+
+__all__ = [
+    "AsyncStreamingClient",
+    "StreamItem",
+    "StreamingClient",
+    "astream_of",
+    "chunked",
+    "stream_of",
+]
+
+#: What a client's stream yields: text chunks, then the complete response.
+StreamItem = str | LLMResponse
+
+
+@runtime_checkable
+class StreamingClient(Protocol):
+    """A client that can stream: text chunks as they arrive, then the complete response."""
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """The response to ``request``, as it is written."""
+        ...
+
+
+@runtime_checkable
+class AsyncStreamingClient(Protocol):
+    """The async twin of :class:`StreamingClient`."""
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The response to ``request``, as it is written."""
+        ...
+
+
+def chunked(text: str, pieces: int = 4) -> list[str]:
+    """``text`` cut into about ``pieces`` non-empty chunks (fewer for short texts), in order.
+
+    Fakes and recordings stream with it, so code under test sees text arrive in several parts.
+    """
+    if not text:
+        return []
+    size = max(1, -(-len(text) // max(1, pieces)))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def stream_of(client: Any, request: LLMRequest) -> Iterator[StreamItem]:
+    """``client``'s stream for ``request``: its own ``stream`` when it has one, else its
+    ``generate`` answer as one chunk."""
+    stream = getattr(client, "stream", None)
+    if callable(stream):
+        return iter(stream(request))
+    generate = getattr(client, "generate", None)
+    if not callable(generate):
+        raise LLMGenerateError("the client has no generate() or stream()", reason="config")
+    return _one_chunk(generate, request)
+
+
+def _one_chunk(generate: Any, request: LLMRequest) -> Iterator[StreamItem]:
+    response = generate(request)
+    if isinstance(response, LLMResponse) and response.text:
+        yield response.text
+    yield response
+
+
+def astream_of(client: Any, request: LLMRequest) -> AsyncIterator[StreamItem]:
+    """The async twin of :func:`stream_of`: ``astream``, else ``agenerate`` as one chunk, else
+    ``generate`` in a worker thread as one chunk."""
+    astream = getattr(client, "astream", None)
+    if callable(astream):
+        return aiter(astream(request))
+    return _aone_chunk(client, request)
+
+
+async def _aone_chunk(client: Any, request: LLMRequest) -> AsyncIterator[StreamItem]:
+    agenerate = getattr(client, "agenerate", None)
+    if callable(agenerate):
+        response = await agenerate(request)
+    else:
+        generate = getattr(client, "generate", None)
+        if not callable(generate):
+            raise LLMGenerateError("the client has no generate() or astream()", reason="config")
+        response = await asyncio.to_thread(generate, request)
+    if isinstance(response, LLMResponse) and response.text:
+        yield response.text
+    yield response
