@@ -63,7 +63,7 @@ class Engine:
         from scriptorium.usecase.repair import DefaultOutputRepairer
         from scriptorium.validate.schema import SchemaValidator
 
-        self.root = Path(root)
+        self.root = _directory(root, "root")
         prompts_dir = self.root / "prompts"
         if client is None:
             from scriptorium.batch.limits import rate_limit_hooks
@@ -88,8 +88,10 @@ class Engine:
         self.renderer = JinjaRenderer()
         #: The artifact root as given (None: references resolve under ``root``). The HTTP API reads
         #: file references only when one was given.
-        self.artifact_root = None if artifact_root is None else Path(artifact_root)
-        self.artifacts = FileReader(self.root if artifact_root is None else Path(artifact_root))
+        self.artifact_root = (
+            None if artifact_root is None else _directory(artifact_root, "artifact_root")
+        )
+        self.artifacts = FileReader(self.root if self.artifact_root is None else self.artifact_root)
         self.runner = Runner(
             prompts=self.prompts,
             profiles=self.profiles,
@@ -293,3 +295,21 @@ def as_request(request: RunRequest | str, fields: Mapping[str, Any]) -> RunReque
         return request
     with translate(InvalidRequestError, "invalid request"):
         return RunRequest(prompt_id=request, **fields)
+
+
+def _directory(value: object, name: str) -> Path:
+    """A directory argument as a Path; anything that cannot name one is ``InvalidRequestError``
+    here, not a ``TypeError`` or ``ValueError`` from deep inside the first file read."""
+    if not isinstance(value, str | os.PathLike):
+        raise InvalidRequestError(
+            f"{name} must be a path (str or os.PathLike), not {type(value).__name__}", field=name
+        )
+    try:
+        text = os.fspath(value)
+    except TypeError as err:  # a PathLike whose __fspath__ returns something else
+        raise InvalidRequestError(f"{name} is not a usable path", field=name) from err
+    if not isinstance(text, str):
+        raise InvalidRequestError(f"{name} must be a text path, not bytes", field=name)
+    if "\x00" in text:
+        raise InvalidRequestError(f"{name} holds a NUL character", field=name)
+    return Path(text)

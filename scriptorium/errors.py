@@ -22,6 +22,7 @@ Messages never carry a key value. Errors pickle with their attributes, but not w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from types import TracebackType
@@ -70,6 +71,8 @@ class ScriptoriumError(Exception):
         unknown = set(attrs) - set(self.fields)
         if unknown:
             raise TypeError(f"{type(self).__name__} got unexpected fields: {sorted(unknown)}")
+        if not message.isascii():
+            message = _encodable(message)
         super().__init__(message)
         self.message = message
         for name in self.fields:
@@ -266,6 +269,19 @@ class OutputInvalidError(ScriptoriumError):
     code = "output_invalid"
     fields = ("prompt_id", "profile", "path", "issues")
     issues: Any
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(text: str) -> str:
+    # A message quoting a server's text may hold a lone surrogate (legal in JSON), which no UTF-8
+    # writer (the CLI's stderr, a batch file, an HTTP body) can encode: U+FFFD stands in for it.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

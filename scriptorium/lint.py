@@ -21,6 +21,7 @@ from scriptorium.profile.model import is_valid_profile_name, looks_like_secret
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 
 if TYPE_CHECKING:
+    from scriptorium._files import ConfinedDir
     from scriptorium.engine import Engine
 
 __all__ = ["KINDS", "WARNINGS", "Problem", "check_project"]
@@ -44,6 +45,8 @@ KINDS: Mapping[str, str] = {
     "schema_unused": "an output schema is given but the output format does not use it",
     "inputs_schema_invalid": "the inputs schema is not a valid JSON Schema",
     "profile_missing": "the prompt names a profile that does not exist",
+    "link_outside": "a prompt or profile file (or a folder of prompts) is a symlink that leads "
+    "outside its directory, or nowhere; it is never loaded",
     "profile_name": "a profile file whose name is not a valid profile name",
     "profile_invalid": "the profile does not load",
     "secret_in_profile": "a profile holds something that looks like a pasted API key",
@@ -101,10 +104,15 @@ def check_project(engine: Engine) -> list[Problem]:
 
 class _Project:
     def __init__(self, engine: Engine) -> None:
+        from scriptorium._files import ConfinedDir
+
         self.engine = engine
         self.root = Path(engine.root)
         self.prompts_dir = Path(engine.prompts.root)
         self.profiles_dir = Path(engine.profiles.root)
+        # Every file check reads goes through these: confined, regular files only, bounded.
+        self.prompt_files = ConfinedDir(self.prompts_dir)
+        self.profile_files = ConfinedDir(self.profiles_dir)
         self.profile_names = set(engine.list_profiles())
 
     def shown(self, path: Path) -> str:
@@ -124,13 +132,17 @@ class _Project:
         for filename in filenames:
             for suffix in PROFILE_SUFFIXES:
                 name = filename.removesuffix(suffix)
-                if filename.endswith(suffix) and not is_valid_profile_name(name):
+                if not filename.endswith(suffix):
+                    continue
+                if not is_valid_profile_name(name):
                     yield Problem(
                         self.shown(self.profiles_dir / filename),
                         "profile_name",
                         f"{name!r} is not a valid profile name (lowercase letters, digits, "
                         "'-' and '_'); the file cannot be used",
                     )
+                else:
+                    yield from self._link_problems(self.profile_files, filename, "profiles/")
         for name in sorted(self.profile_names):
             yield from self._check_profile(name)
 
@@ -141,10 +153,30 @@ class _Project:
                 return path
         return self.profiles_dir / (name + PROFILE_SUFFIXES[0])
 
+    def _link_problems(
+        self, directory: ConfinedDir, relative: str, where: str
+    ) -> Iterator[Problem]:
+        """A file or folder that is a link leading outside ``directory`` (or nowhere)."""
+        from scriptorium._files import FileProblem
+
+        path = Path(directory.path) / relative
+        if not path.is_symlink():
+            return
+        try:
+            directory.resolve(relative)
+        except FileProblem as err:
+            if err.kind in ("outside", "missing"):
+                why = "leads outside" if err.kind == "outside" else "is a broken link under"
+                yield Problem(
+                    self.shown(path),
+                    "link_outside",
+                    f"this symlink {why} {where}; it is never loaded",
+                )
+
     def _check_profile(self, name: str) -> Iterator[Problem]:
         path = self._profile_file(name)
         file = self.shown(path)
-        secrets = list(_profile_secrets(path, file))
+        secrets = list(_profile_secrets(self.profile_files, path.name, file))
         yield from secrets
         try:
             profile = self.engine.profiles.get(name)
@@ -162,6 +194,8 @@ class _Project:
             )
         from scriptorium.llm.model import provider_needs_key
 
+        if profile.provider == "replay":
+            yield from _cassette_problems(file, profile.options, profile.source)
         if provider_needs_key(profile.provider) and not profile.model:
             yield Problem(
                 file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
@@ -180,22 +214,39 @@ class _Project:
         if not self.prompts_dir.is_dir():
             yield Problem(self.shown(self.prompts_dir), "no_prompts_dir", KINDS["no_prompts_dir"])
             return
-        for path in sorted(self.prompts_dir.rglob("*" + PROMPT_SUFFIX)):
-            relative = path.relative_to(self.prompts_dir).as_posix()
-            if not is_valid_prompt_id(relative.removesuffix(PROMPT_SUFFIX)):
+        for relative in self._prompt_tree():
+            path = self.prompts_dir / relative
+            if not relative.endswith(PROMPT_SUFFIX):  # a linked folder
+                yield from self._link_problems(self.prompt_files, relative, "prompts/")
+            elif not is_valid_prompt_id(relative.removesuffix(PROMPT_SUFFIX)):
                 yield Problem(
                     self.shown(path),
                     "prompt_name",
                     "the path is not a valid prompt id (lowercase words joined by '/', at most "
                     "four deep); the prompt cannot be run",
                 )
+            else:
+                yield from self._link_problems(self.prompt_files, relative, "prompts/")
         for prompt_id in self.engine.list_prompts():
             yield from self._check_prompt(prompt_id)
+
+    def _prompt_tree(self) -> Iterator[str]:
+        """Every ``.prompt.md`` file and every linked folder under prompts/, as relative paths,
+        sorted; linked folders are not entered (the repository does not enter them either)."""
+        found: list[str] = []
+        for folder, dirnames, filenames in os.walk(self.prompts_dir):
+            base = Path(folder).relative_to(self.prompts_dir)
+            for dirname in dirnames:
+                if os.path.islink(os.path.join(folder, dirname)):
+                    found.append((base / dirname).as_posix())
+            dirnames[:] = sorted(dirnames)
+            found.extend((base / f).as_posix() for f in filenames if f.endswith(PROMPT_SUFFIX))
+        yield from sorted(found)
 
     def _check_prompt(self, prompt_id: str) -> Iterator[Problem]:
         path = self.prompts_dir / (prompt_id + PROMPT_SUFFIX)
         file = self.shown(path)
-        for line in _secret_lines(path):
+        for line in _secret_lines(self.prompt_files, prompt_id + PROMPT_SUFFIX):
             yield Problem(
                 file,
                 "secret_in_prompt",
@@ -376,13 +427,52 @@ def _check_variables(
 _KEEP_KEYS_AWAY = "keep keys in environment variables and name the variable in api_key_env"
 
 
-def _profile_secrets(path: Path, file: str) -> Iterator[Problem]:
+def _read_text(directory: ConfinedDir, relative: str) -> str | None:
+    """A file under ``directory`` read the one bounded way (None when it cannot be read: the
+    repository reports why)."""
+    from scriptorium._files import FileProblem
+
+    try:
+        data = directory.read(relative, max_bytes=_MAX_CHECKED_BYTES).data
+    except FileProblem:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+#: The most ``check`` reads of one prompt or profile file (the repositories refuse larger ones).
+_MAX_CHECKED_BYTES = 4 << 20
+
+
+def _cassette_problems(
+    file: str, options: Mapping[str, Any], source: str | None
+) -> Iterator[Problem]:
+    """A replay profile's cassette path: absolute, leading out of the project, or a link that
+    leads out (a run refuses all three)."""
+    from scriptorium._files import ConfinedDir, FileProblem
+    from scriptorium.llm.replay import cassette_location
+
+    try:
+        root, relative = cassette_location(options.get("cassette"), source)
+    except ScriptoriumError as err:
+        yield Problem(file, "profile_invalid", err.message)
+        return
+    try:
+        ConfinedDir(root).resolve(relative)
+    except FileProblem as err:
+        if err.kind == "outside":
+            yield Problem(
+                file, "profile_invalid", "options.cassette resolves outside the project (a link)"
+            )
+
+
+def _profile_secrets(directory: ConfinedDir, relative: str, file: str) -> Iterator[Problem]:
     """Secret-looking values of a profile by key path; by line when the YAML does not parse."""
     from scriptorium._loading import FormatProblem, load_yaml
 
+    text = _read_text(directory, relative)
     try:
-        data = load_yaml(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, FormatProblem):
+        data = None if text is None else load_yaml(text)
+    except FormatProblem:
         data = None
     if isinstance(data, dict):
         for where in _secret_paths(data, ()):
@@ -390,7 +480,7 @@ def _profile_secrets(path: Path, file: str) -> Iterator[Problem]:
                 file, "secret_in_profile", f"{where} looks like a pasted API key; {_KEEP_KEYS_AWAY}"
             )
         return
-    for line in _secret_lines(path):
+    for line in _secret_lines(directory, relative):
         yield Problem(
             file,
             "secret_in_profile",
@@ -417,11 +507,10 @@ def _secret_paths(value: Any, loc: tuple[int | str, ...]) -> Iterator[str]:
             yield from _secret_paths(item, (*loc, index))
 
 
-def _secret_lines(path: Path) -> Iterator[int]:
-    """Line numbers of ``path`` holding something that looks like a key (the value is not kept)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def _secret_lines(directory: ConfinedDir, relative: str) -> Iterator[int]:
+    """Line numbers of a file holding something that looks like a key (the value is not kept)."""
+    text = _read_text(directory, relative)
+    if text is None:
         return
     for number, line in enumerate(text.splitlines(), start=1):
         if looks_like_secret(line):

@@ -8,7 +8,8 @@
 
 The in-memory repositories and reader are the same adapters scriptorium's contract tests run
 against the file ones, so they cannot drift from the real thing. ``FakeAnthropicServer`` speaks the
-Messages API on loopback so the real SDK can be tested end to end.
+Messages API on loopback so the real SDK can be tested end to end; it and ``FakeOpenAIServer`` also
+serve the providers' batch endpoints (``server.batches`` scripts how batches run and rows end).
 """
 
 from __future__ import annotations

@@ -9,10 +9,14 @@ import os
 import tempfile
 from pathlib import Path
 
+from scriptorium._files import read_named_file
 from scriptorium.batch.state import BatchState
 from scriptorium.errors import InvalidRequestError, translate
 
-__all__ = ["StateFile"]
+__all__ = ["MAX_STATE_BYTES", "StateFile"]
+
+#: The largest state file read (it lists every row's request hash: far below this in practice).
+MAX_STATE_BYTES = 1 << 30
 
 
 class StateFile:
@@ -27,7 +31,10 @@ class StateFile:
     def load(self) -> BatchState:
         """The saved state; ``InvalidRequestError`` when the file is not a batch state."""
         with translate(InvalidRequestError, f"reading the batch state {self.path}", field="state"):
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            # The bounded regular-file read every file goes through (a FIFO is refused, not
+            # waited on).
+            raw = read_named_file(self.path, max_bytes=MAX_STATE_BYTES, label=str(self.path))
+            data = json.loads(raw.decode("utf-8"))
             return BatchState.from_json(data)
 
     def save(self, state: BatchState) -> None:

@@ -232,7 +232,7 @@ class _Batch:
             return _error_record(item, outcome, request_hash)
         record = result_record(item, outcome)
         # One write of one whole line: a crash can tear only this line, never glue the next.
-        self.journal.append(json.dumps(record, ensure_ascii=False))
+        self.journal.append(_json_line(record))
         return record
 
 
@@ -253,7 +253,7 @@ class _InOrder:
             self.pending[index] = record
             while self.next_index in self.pending:
                 record = self.pending.pop(self.next_index)
-                self.sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                self.sink.write(_json_line(record) + "\n")
                 self.next_index += 1
 
 
@@ -284,6 +284,18 @@ def _execute(
     if rows:
         executor.execute(batch.engine, rows, deliver, concurrency=concurrency)
     assert writer.next_index == len(items), "the executor left rows undelivered"
+
+
+def _json_line(record: Record) -> str:
+    """One record as JSON text that always encodes as UTF-8: non-ASCII kept as is, unless some
+    string (an error message quoting a server, say) holds a lone surrogate, which only the
+    escaped form can carry."""
+    line = json.dumps(record, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return line
 
 
 def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:

@@ -57,6 +57,7 @@ def serve(
     """
     out = Emitter(stdout, secrets=_secret_values(env))
     session = _Session(out, env, client)
+    _Ending.writing = False  # set for good once an ending starts: the process then only closes
     try:
         out.ready(os.getpid() if pid is None else pid)
         return session.run(stdin)
@@ -90,6 +91,7 @@ class _Session:
             outcome = job()
         except ScriptoriumError as err:
             return self._failed(err)
+        _Ending.writing = True
         self._charge()
         for warning in outcome.warnings:
             self.out.log("warning", warning)
@@ -176,11 +178,13 @@ class _Session:
         return self._fail(err) if self.started else self._refuse(err)
 
     def _refuse(self, err: ScriptoriumError) -> int:
+        _Ending.writing = True
         self.out.error(err)
         self.code = EXIT_CONFIG
         return self.code
 
     def _fail(self, err: ScriptoriumError) -> int:
+        _Ending.writing = True
         if self._spent():
             self._charge()  # tokens spent before the failure are still owed
         self.out.error(err)
@@ -198,7 +202,20 @@ def _secret_values(env: Mapping[str, str]) -> list[str]:
     ]
 
 
+class _Ending:
+    """Whether the run's ending (charges, ``exit``) is being written. A signal then is not acted
+    on: the ending is what the signal would produce, and interrupting it halfway (a second
+    SIGTERM from an impatient supervisor) would leave a torn or missing ``exit`` line."""
+
+    writing = False
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
+    if _Ending.writing:
+        return
+    # The first signal ends the run; any later one (while the failed ending is on its way) is
+    # redundant and must not interrupt the handler that writes it.
+    _Ending.writing = True
     raise KeyboardInterrupt
 
 

@@ -19,8 +19,8 @@ import json
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import SecretStr
 
@@ -48,9 +48,6 @@ from scriptorium.llm.retry import (
 )
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
-
-if TYPE_CHECKING:
-    from scriptorium.llm.streaming import StreamItem
 
 __all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
 
@@ -118,10 +115,19 @@ _messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary(
 
 
 def _messages_url(client: Any) -> str:
-    url = _messages_urls.get(client)
+    try:
+        url = _messages_urls.get(client)
+    except TypeError:  # not weakly referenceable (a wrapper from an sdk_factory): not remembered
+        return _url_under(client)
     if url is None:
-        url = _messages_urls[client] = str(client.base_url).rstrip("/") + MESSAGES_PATH
+        url = _messages_urls[client] = _url_under(client)
     return url
+
+
+def _url_under(client: Any) -> str:
+    # A client that does not show its base URL (a wrapper) gets the path, which it resolves.
+    base = getattr(client, "base_url", None)
+    return MESSAGES_PATH if base is None else str(base).rstrip("/") + MESSAGES_PATH
 
 
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
@@ -252,19 +258,6 @@ class AnthropicClient:
             attempt, _classify, **call.retry_args(self._hooks)
         )
         return call.response(body, request_id, attempts, time.perf_counter() - started)
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
-        only before the first chunk (see :mod:`scriptorium.llm.anthropic_stream`)."""
-        from scriptorium.llm.anthropic_stream import stream
-
-        return stream(self, request)
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The async twin of :meth:`stream`."""
-        from scriptorium.llm.anthropic_stream import astream
-
-        return astream(self, request)
 
     def count_tokens(self, request: LLMRequest) -> int:
         """The input tokens of what :meth:`generate` would send for ``request``, from the API's

@@ -91,6 +91,13 @@ def _max_tokens_field(request: LLMRequest) -> str:
     chosen = request.options.get("max_tokens_field")
     if chosen in ("max_tokens", "max_completion_tokens"):
         return str(chosen)
+    if chosen is not None:  # a typo must not silently send the other name
+        raise LLMGenerateError(
+            "openai: options.max_tokens_field must be 'max_tokens' or 'max_completion_tokens'",
+            reason="config",
+            provider=_PROVIDER,
+            model=request.target.model,
+        )
     endpoint = request.target.endpoint
     if endpoint is None or "://api.openai.com" in endpoint:
         return "max_completion_tokens"
@@ -182,8 +189,14 @@ def _invalid(message: str) -> LLMGenerateError:
 
 
 def _count(holder: Any, key: str) -> int:
+    """A token count: missing or null is 0; anything but a non-negative integer is a broken
+    response (counting it as 0 would under-report what was paid for)."""
     value = holder.get(key) if isinstance(holder, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise _invalid(f"openai: usage.{key} is not a non-negative integer")
+    return value
 
 
 def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage, dict[str, Any]]:
@@ -215,16 +228,19 @@ def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage,
     finish = _FINISH.get(raw_finish, raw_finish) if isinstance(raw_finish, str) else "stop"
     if raw_finish != finish:
         metadata["provider_finish_reason"] = raw_finish
-    if strategy == "tool":
-        calls = message.get("tool_calls")
-        if isinstance(calls, list) and calls:
-            function = calls[0].get("function") if isinstance(calls[0], dict) else None
-            arguments = function.get("arguments") if isinstance(function, dict) else None
-            if not isinstance(arguments, str):
-                raise _invalid("openai: the tool call has no arguments")
-            text = arguments
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise _invalid("openai: the message's tool_calls is not a list")
+    if strategy == "tool" and isinstance(calls, list) and calls:
+        function = calls[0].get("function") if isinstance(calls[0], dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if not isinstance(arguments, str):
+            raise _invalid("openai: the tool call has no arguments")
+        text = arguments
     refusal = message.get("refusal")
-    if isinstance(refusal, str) and refusal:
+    if refusal is not None and not isinstance(refusal, str):
+        raise _invalid("openai: the message's refusal is not text")
+    if refusal:
         finish = "refusal"
         metadata["refusal"] = refusal
         text = text or refusal
@@ -233,7 +249,8 @@ def parse_completion(raw: bytes, strategy: str | None) -> tuple[str, str, Usage,
         metadata["usage_missing"] = True
         usage_body = {}
     prompt = _count(usage_body, "prompt_tokens")
-    cached = min(prompt, _count(usage_body.get("prompt_tokens_details"), "cached_tokens"))
+    details = usage_body.get("prompt_tokens_details")
+    cached = min(prompt, _count(details, "cached_tokens") if isinstance(details, dict) else 0)
     usage = Usage(
         input_tokens=prompt - cached,
         output_tokens=_count(usage_body, "completion_tokens"),

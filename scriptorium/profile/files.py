@@ -55,7 +55,7 @@ class FileRepository:
         """Every profile name with a file directly under the root that resolves inside it, sorted."""
         try:
             entries = os.listdir(self._dir.path)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the root
             return []
         names = set()
         for filename in entries:

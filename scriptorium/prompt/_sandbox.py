@@ -20,9 +20,11 @@ from jinja2 import StrictUndefined, Template, TemplateSyntaxError, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.utils import Namespace
 
 __all__ = [
     "CURRENT_BUDGET",
+    "MAX_CONTAINER_ITEMS",
     "MAX_INT_BITS",
     "BoundExceeded",
     "Budget",
@@ -34,6 +36,12 @@ __all__ = [
 #: Integers past this many bits are refused: they cannot even be printed (Python limits int->str to
 #: 4300 digits), and repeated squaring would otherwise eat memory without producing any text.
 MAX_INT_BITS = 1 << 16
+#: The most items a list, tuple or dict built by a template may hold, counted with every container
+#: the template built inside it expanded: a value that appears twice counts twice. Without this a
+#: template can build a structure of 2**64 items out of 64 shared references, cheap to make but
+#: endless to compare, hash, count or print, in C code that no step budget sees.
+MAX_CONTAINER_ITEMS = 100_000
+_CONTAINERS = (list, tuple, dict, set, frozenset)
 _SEQUENCES = (str, bytes, list, tuple)
 _SIZED = (str, bytes, list, tuple, dict, set, frozenset)
 _Args = tuple[Any, ...]
@@ -54,12 +62,22 @@ class Budget:
     """What one prompt render may still spend: output characters, steps, and characters (or
     items) built along the way."""
 
-    __slots__ = ("built_left", "chars_left", "max_built", "max_chars", "max_steps", "steps_left")
+    __slots__ = (
+        "built_left",
+        "chars_left",
+        "containers",
+        "max_built",
+        "max_chars",
+        "max_steps",
+        "steps_left",
+    )
 
     def __init__(self, max_chars: int, max_steps: int, max_built: int) -> None:
         self.max_chars = self.chars_left = max_chars
         self.max_steps = self.steps_left = max_steps
         self.max_built = self.built_left = max_built
+        # id -> container, for every container this render built (kept alive, so ids stay unique).
+        self.containers: dict[int, Any] | None = None
 
     def spend_chars(self, count: int) -> None:
         self.chars_left -= count
@@ -106,6 +124,37 @@ def _text_size(value: Any, budget: int) -> int:
         else:  # floats, None, helpers: short reprs (other objects' reprs are not ours to predict)
             total += 32
     return total
+
+
+def _expanded_size(value: Any, built: Mapping[int, Any], limit: int) -> tuple[int, int]:
+    """``(size, visited)`` of a container just built: its items, with the containers this render
+    built expanded wherever they appear (others count as their length). Stops once past
+    ``limit``, so the walk itself is bounded."""
+    size = visited = 0
+    stack = [value]
+    root = True
+    while stack and size <= limit:
+        item = stack.pop()
+        visited += 1
+        size += 1
+        if root or id(item) in built:
+            root = False
+            if isinstance(item, Namespace):
+                item = _namespace_attrs(item)
+            if isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, _CONTAINERS):
+                stack.extend(item)
+        elif isinstance(item, _CONTAINERS):
+            size += len(item)
+    return size, visited
+
+
+def _namespace_attrs(namespace: Namespace) -> dict[str, Any]:
+    # Namespace keeps its attributes in a private dict and hides it from the template.
+    attrs = object.__getattribute__(namespace, "_Namespace__attrs")
+    return attrs if isinstance(attrs, dict) else {}
 
 
 def _largest(values: Iterable[Any], budget: int) -> int:
@@ -163,7 +212,34 @@ def _int_arg(args: _Args, kwargs: Mapping[str, Any], index: int, name: str) -> i
 
 
 class _GuardedCodeGenerator(CodeGenerator):
-    """Compiles ``a ~ b`` to a size-checked join (Jinja's ``~`` is not an interceptable binop)."""
+    """Compiles ``a ~ b`` to a size-checked join (Jinja's ``~`` is not an interceptable binop),
+    and list, tuple and dict literals to size-checked containers."""
+
+    def visit_List(self, node: nodes.List, frame: Frame) -> None:
+        self.write("environment.checked_container(")
+        super().visit_List(node, frame)
+        self.write(")")
+
+    def visit_Tuple(self, node: nodes.Tuple, frame: Frame) -> None:
+        if node.ctx != "load":  # an assignment target, not a value
+            super().visit_Tuple(node, frame)
+            return
+        self.write("environment.checked_container(")
+        super().visit_Tuple(node, frame)
+        self.write(")")
+
+    def visit_Getitem(self, node: nodes.Getitem, frame: Frame) -> None:
+        if not isinstance(node.arg, nodes.Slice):
+            super().visit_Getitem(node, frame)
+            return
+        self.write("environment.checked_slice(")
+        super().visit_Getitem(node, frame)
+        self.write(")")
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self.write("environment.checked_container(")
+        super().visit_Dict(node, frame)
+        self.write(")")
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.checked_concat((")
@@ -209,9 +285,32 @@ class Sandbox(ImmutableSandboxedEnvironment):
         if budget is not None:
             budget.spend_built(size)
 
+    def checked_container(self, value: Any) -> Any:
+        """A list, tuple or dict the template built: refused past :data:`MAX_CONTAINER_ITEMS`
+        items with the template's own containers expanded, and remembered as the template's."""
+        budget = CURRENT_BUDGET.get()
+        if budget is None:
+            return value
+        built = budget.containers
+        if built is None:
+            built = budget.containers = {}
+        elif id(value) in built:
+            return value  # measured when it was built
+        size, visited = _expanded_size(value, built, MAX_CONTAINER_ITEMS)
+        if size > MAX_CONTAINER_ITEMS:
+            raise BoundExceeded(
+                f"a container built by the template would hold more than {MAX_CONTAINER_ITEMS:,} "
+                "items (shared parts counted each time they appear)"
+            )
+        budget.spend_built(visited)  # the walks of one render are bounded together
+        built[id(value)] = value
+        return value
+
     def check_result(self, value: Any, what: str, *, new: bool = True) -> Any:
         # Catches what no prediction covered after one step, so growth cannot compound. ``new``
         # is False where the result may be a reference to an existing value (not built here).
+        if new and isinstance(value, _CONTAINERS):
+            self.checked_container(value)
         if isinstance(value, _SIZED):
             if new:
                 self.built(len(value), what)
@@ -270,6 +369,13 @@ class Sandbox(ImmutableSandboxedEnvironment):
         if bits > MAX_INT_BITS:
             raise BoundExceeded(f"integer arithmetic would make a {bits:,}-bit number")
 
+    def checked_slice(self, value: Any) -> Any:
+        """``x[a:b]`` (compiled to bypass ``getitem``): a sliced container is a new one holding
+        shared parts, measured like one the template wrote."""
+        if isinstance(value, _CONTAINERS):
+            self.checked_container(value)
+        return value
+
     def call(self, context: Context, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         budget = CURRENT_BUDGET.get()
         if budget is not None:
@@ -281,6 +387,14 @@ class Sandbox(ImmutableSandboxedEnvironment):
         elif isinstance(owner, int) and name == "to_bytes":
             self.require(_int_arg(args, kwargs, 0, "length"), "int.to_bytes")
         result = super().call(context, obj, *args, **kwargs)
+        if target in _CONTAINERS:  # dict(a=x, b=x), list(...): a container the template built
+            return self.check_result(result, f"{name}()")
+        if isinstance(result, _CONTAINERS) and not isinstance(owner, str):
+            # ns.a.copy(), d.get(k): maybe new, maybe not; measured (once) either way, so a copy
+            # of shared parts cannot hide them from the bound.
+            self.checked_container(result)
+        if isinstance(result, Namespace) and target is Namespace:
+            return self.checked_container(result)
         # Only str methods surely build their result; others (dict.get, macros) may return
         # existing values, and a macro's text was already counted when its block was joined.
         return self.check_result(result, f"{name}()", new=isinstance(owner, str))

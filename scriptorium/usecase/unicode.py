@@ -50,11 +50,27 @@ def replace_surrogates(text: str) -> tuple[str, int]:
     return _SURROGATE.subn(_REPLACEMENT, text)
 
 
+def _any_invalid(value: Any) -> bool:
+    """Whether any string in a JSON value (keys included) holds a lone surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not _valid(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
 def clean_value(value: Any) -> tuple[Any, int]:
     """A JSON value with every string (keys included) cleaned; the same object when clean."""
     if isinstance(value, str):
         return replace_surrogates(value)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         items = [clean_value(item) for item in value]
         count = sum(n for _, n in items)
         return ([v for v, _ in items] if count else value), count
@@ -68,12 +84,13 @@ def clean_value(value: Any) -> tuple[Any, int]:
 def clean_response(response: LLMResponse) -> LLMResponse:
     """``response`` itself when every string in it is valid Unicode; else a copy with the lone
     surrogates replaced and their number in ``metadata[METADATA_KEY]``."""
-    if _valid(response.text) and _valid(response.model) and _valid(response.finish_reason):
-        if not response.metadata:
-            return response
-        _, in_metadata = clean_value(response.metadata)
-        if not in_metadata:
-            return response
+    if (
+        _valid(response.text)
+        and _valid(response.model)
+        and _valid(response.finish_reason)
+        and not _any_invalid(response.metadata)
+    ):
+        return response  # the common case: a few isascii() calls, nothing allocated
     text, n_text = replace_surrogates(response.text)
     model, n_model = replace_surrogates(response.model)
     finish, n_finish = replace_surrogates(response.finish_reason)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from scriptorium.validate.model import (
     ValidationResult,
 )
 from scriptorium.validate.parse import DEFAULT_MAX_CHARS, ParseOutcome, parse_lenient, parse_strict
+from scriptorium.validate.patterns import UnsafePattern, check, pattern_strings, safe_keywords
 from scriptorium.validate.refs import bundle, uri_of
 from scriptorium.validate.schema_files import SchemaFiles, base_dir, check_json_data
 
@@ -185,10 +187,13 @@ class SchemaValidator:
                 f"schema {source or '(inline)'} is invalid at {where}: {message}", path=source
             ) from err
         found = bundle(document, uri, specification, self._files.load)
+        _check_patterns(document, source)
+        for referenced in found.referenced.values():
+            _check_patterns(referenced, source)
         # A schema referencing other files is validated through a reference to its own URI, so
         # its relative references resolve against where it lives (a bare document has no base).
         root = {"$ref": uri} if found.referenced else document
-        validator = cls(root, registry=found.registry, format_checker=self._checker)
+        validator = _linear_time(cls)(root, registry=found.registry, format_checker=self._checker)
         return validator, found.referenced
 
     def _remember_file(self, source: str | None, document: Any, loaded: LoadedSchema) -> None:
@@ -309,6 +314,34 @@ class _BrokenValidator:
 
 
 _BROKEN = _BrokenValidator()
+
+
+@functools.cache
+def _linear_time(cls: type[JsonSchemaValidator]) -> type[JsonSchemaValidator]:
+    """``cls`` with its pattern keywords matching in linear time (validate/patterns.py)."""
+    keywords = safe_keywords(dict(cls.VALIDATORS))
+    return jsonschema.validators.extend(cls, keywords)  # type: ignore[no-untyped-call,no-any-return]
+
+
+def _check_patterns(document: Any, source: str | None) -> None:
+    """Every regular expression in ``document`` must be matchable in linear time (and valid)."""
+    for pattern in pattern_strings(document):
+        try:
+            check(pattern)
+        except UnsafePattern as err:
+            raise ValidationError(
+                f"schema {source or '(inline)'}: pattern {_shown(pattern)} {err}", path=source
+            ) from err
+        except re.error as err:
+            raise ValidationError(
+                f"schema {source or '(inline)'}: pattern {_shown(pattern)} is not a valid "
+                f"regular expression ({err.msg})",
+                path=source,
+            ) from err
+
+
+def _shown(pattern: str) -> str:
+    return repr(pattern) if len(pattern) <= 60 else repr(pattern[:57] + "...")
 
 
 @functools.lru_cache(maxsize=1024)

@@ -245,6 +245,33 @@ def test_an_endpoint_with_a_path_prefix_keeps_it(
     assert "/proxy/v1/messages" in str(caught.value)
 
 
+def test_a_wrapped_sdk_client_without_base_url_or_weakrefs_still_posts(
+    server: FakeAnthropicServer, sleeps: Sleeps
+) -> None:
+    """An sdk_factory may hand back a wrapper: it gets the path and resolves it itself."""
+    import anthropic
+
+    class Slotted:
+        __slots__ = ("inner",)
+
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def post(self, *args: Any, **kwargs: Any) -> Any:
+            return self.inner.post(*args, **kwargs)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    def factory(is_async: bool, api_key: str, base_url: str) -> Any:
+        return Slotted(anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0))
+
+    server.reply("wrapped")
+    with AnthropicClient(sdk_factory=factory) as client:
+        assert client.generate(make_request(server.url)).text == "wrapped"
+    assert server.requests[-1].path == "/v1/messages"
+
+
 def test_headers_from_the_sdk_environment_variables_are_not_sent(
     server: FakeAnthropicServer, sleeps: Sleeps, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.lenient import FAMILIES
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -86,3 +88,11 @@ def test_the_media_memory_benchmark_runs_and_stays_under_three_times_the_file() 
     rows = re.findall(r"^\| (anthropic|openai) \| .*? \| ([\d.]+)x \| ([\d.]+)x \|", out, re.M)
     assert [r[0] for r in rows] == ["anthropic", "openai"]
     assert all(float(run) < 3.0 for _, _, run in rows)
+
+
+def test_the_lenient_parsing_benchmark_runs_at_smoke_size_and_prints_every_family() -> None:
+    """Every family is built and parsed at both smoke sizes; the table lists each one."""
+    out = smoke("bench.lenient", "--smoke")
+    assert "# Lenient parsing: time against input size" in out
+    for family in FAMILIES:
+        assert f"| {family.name}" in out

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scriptorium.validate import lenient, tolerant
+from scriptorium.validate.lenient import FIXES
 from scriptorium.validate.parse import parse_lenient
 
 
@@ -24,9 +29,10 @@ def test_recovered_values_report_mode_lenient() -> None:
     assert parse_lenient("{'a': ").mode == "lenient"
 
 
-@pytest.mark.parametrize(
-    ("text", "fix"),
-    [
+# One example per fix; ``joined_number`` is only ever a schema's choice.
+FIX_EXAMPLES: list[tuple[str, str, Callable[[Any], bool] | None]] = [
+    (text, fix, None)
+    for text, fix in [
         ('```json\n{"a": 1}\n```', "stripped_code_fence"),
         ('Here: {"a": 1}', "extracted_from_prose"),
         ('{"a": 1,}', "removed_trailing_comma"),
@@ -38,13 +44,41 @@ def test_recovered_values_report_mode_lenient() -> None:
         ('\ufeff{"a": 1}', "stripped_bom"),
         ('{"a": "x\ty"}', "escaped_control_char"),
         ('{"a":\u00a01}', "nonstandard_whitespace"),
-    ],
-)
-def test_each_recovery_is_recorded_as_a_fix(text: str, fix: str) -> None:
+        ('{"a": 1 # note\n}', "removed_comment"),
+        ('{, "a": 1}', "removed_leading_comma"),
+        ('{"a": """x"""}', "triple_quotes"),
+        ('{"a": ok}', "unquoted_value"),
+        ('[{"a": 1}\n{"b": 2}]', "inserted_missing_comma"),
+        ('{"a": "say "hi" now"}', "escaped_inner_quote"),
+        ('{"a": "x”}', "mixed_quotes"),
+        ('{"a": [1, 2}', "mismatched_bracket"),
+        ('<thinking>\n{"a": 0}\n</thinking>\n{"a": 1}', "stripped_reasoning"),
+        ('{"a": "it' + "\\'" + 's"}', "needless_escape"),
+    ]
+] + [("[1 2]", "joined_number", lambda value: value == [12])]
+
+
+@pytest.mark.parametrize(("text", "fix", "schema_check"), FIX_EXAMPLES)
+def test_each_recovery_is_recorded_as_a_fix(
+    text: str, fix: str, schema_check: Callable[[Any], bool] | None
+) -> None:
     """Every kind of repair names itself in fixes."""
-    outcome = parse_lenient(text)
+    outcome = parse_lenient(text, schema_check=schema_check)
     assert outcome.ok, outcome.issues
     assert fix in outcome.fixes
+
+
+def test_every_fix_has_an_example_and_is_documented() -> None:
+    """The list of fix names is complete: each has an example above and a line in the docs, and
+    every name the reader notes is on the list."""
+    assert {fix for _, fix, _ in FIX_EXAMPLES} == set(FIXES)
+    docs = (Path(__file__).parents[2] / "internal_docs" / "validation.md").read_text("utf-8")
+    assert [fix for fix in FIXES if f"`{fix}`" not in docs] == []
+    source = Path(tolerant.__file__).read_text("utf-8") + Path(lenient.__file__).read_text("utf-8")
+    noted = set(re.findall(r'_note\("([a-z_]+)"\)', source))
+    noted |= set(re.findall(r'(?:append|where = \(*)\("([a-z_]+)"', source))
+    assert noted
+    assert noted <= set(FIXES)
 
 
 def test_fixes_are_listed_once_in_a_stable_order() -> None:
@@ -73,7 +107,7 @@ def test_schema_check_accepting_none_leaves_the_ambiguity() -> None:
 
 
 def test_a_clean_candidate_beats_repaired_ones_before_the_schema_is_asked() -> None:
-    """Parsing without syntax fixes outranks the schema (the documented order)."""
+    """A clean value after a repaired one wins before the schema is asked."""
     calls: list[Any] = []
 
     def check(value: Any) -> bool:
@@ -99,11 +133,98 @@ def test_truncated_values_are_never_closed_up() -> None:
         assert outcome.issues[0].keyword == "truncated"
 
 
-def test_missing_commas_are_refused_rather_than_guessed() -> None:
-    """[1 2] could mean [12] or [1, 2]: it is a parse issue."""
+def test_numbers_a_space_apart_are_refused_rather_than_guessed() -> None:
+    """[1 2] could mean [12] or [1, 2]: without a schema it is ambiguous."""
     outcome = parse_lenient("[1 2]")
     assert not outcome.ok
+    assert outcome.issues[0].keyword == "ambiguous"
+
+
+def test_a_schema_that_accepts_one_reading_settles_numbers_a_space_apart() -> None:
+    """With a schema, [1 2] is read both ways and the schema picks the one it accepts."""
+
+    def pair(value: Any) -> bool:
+        return isinstance(value, list) and len(value) == 2
+
+    def single(value: Any) -> bool:
+        return isinstance(value, list) and len(value) == 1
+
+    assert parse_lenient("[1 2]", schema_check=pair).value == [1, 2]
+    joined = parse_lenient("[1 2]", schema_check=single)
+    assert joined.value == [12]
+    assert "joined_number" in joined.fixes
+    both = parse_lenient("[1 2]", schema_check=lambda value: True)
+    assert not both.ok
+    assert both.issues[0].keyword == "ambiguous"
+
+
+def test_a_schema_settles_python_and_javascript_spellings_of_an_unquoted_key() -> None:
+    """{True: 1} is {"true": 1} to Python and {"True": 1} to JavaScript; the schema decides."""
+    assert parse_lenient("{True: 1}").issues[0].keyword == "ambiguous"
+    assert parse_lenient("{True: 1}", schema_check=lambda v: "True" in v).value == {"True": 1}
+    assert parse_lenient("{True: 1}", schema_check=lambda v: "true" in v).value == {"true": 1}
+
+
+def test_words_that_may_be_literals_need_the_schema() -> None:
+    """{"a": yes} is true in YAML and the word elsewhere: ambiguous unless the schema picks."""
+    assert parse_lenient('{"a": yes}').issues[0].keyword == "ambiguous"
+    assert parse_lenient('{"a": yes}', schema_check=lambda v: v["a"] is True).value == {"a": True}
+    as_word = parse_lenient('{"a": yes}', schema_check=lambda v: isinstance(v["a"], str))
+    assert as_word.value == {"a": "yes"}
+
+
+def test_a_whole_string_with_quotes_inside_needs_a_schema_asking_for_a_string() -> None:
+    """Alone, '"she said "hi" twice"' may be prose; inside a value, or under a string schema,
+    the quotes are text."""
+    text = '"she said "hi" twice"'
+    assert not parse_lenient(text).ok
+    assert parse_lenient(text, schema_check=lambda v: isinstance(v, str)).value == (
+        'she said "hi" twice'
+    )
+    assert parse_lenient("[" + text + "]").value == ['she said "hi" twice']
+
+
+def test_readings_the_schema_all_refuses_are_ambiguous_not_guessed() -> None:
+    """When readings differ and the schema accepts none, no reading is picked."""
+    outcome = parse_lenient("[1 2]", schema_check=lambda value: False)
+    assert not outcome.ok
+    assert outcome.issues[0].keyword == "ambiguous"
+
+
+def test_a_complete_value_after_a_broken_one_wins() -> None:
+    """Answers come last: prose braces that are not JSON, then the answer."""
+    text = 'The set {1, 2} has two items. Answer: {"n": 2}'
+    assert parse_lenient(text).value == {"n": 2}
+
+
+def test_a_broken_value_after_a_complete_one_fails() -> None:
+    """The last value may be the answer: when it is broken, nothing is returned."""
+    outcome = parse_lenient('Draft: {"n": 1}. Final: {"n": 2, "m": }')
+    assert not outcome.ok
     assert outcome.issues[0].keyword == "parse"
+
+
+def test_a_clean_value_does_not_beat_a_repaired_one_that_follows_it() -> None:
+    """A clean example before a repaired answer: only the schema can tell them apart."""
+    text = "E.g. {\"n\": 1}. Answer: {'n': 2, 'm': 3}"
+    assert parse_lenient(text).issues[0].keyword == "ambiguous"
+    assert parse_lenient(text, schema_check=lambda v: "m" in v).value == {"n": 2, "m": 3}
+
+
+def test_reasoning_blocks_are_skipped() -> None:
+    """A draft inside <thinking> is never the answer; the block is named in fixes."""
+    outcome = parse_lenient('<thinking>\nmaybe {"a": 1}\n</thinking>\n{"a": 2}')
+    assert outcome.value == {"a": 2}
+    assert outcome.fixes == ("stripped_reasoning",)
+    only = parse_lenient('<think>{"a": 1}</think>')
+    assert not only.ok
+    assert only.issues[0].keyword == "parse"
+
+
+def test_a_reasoning_tag_inside_a_value_is_text() -> None:
+    """Only tags opening a line start a block, so a tag quoted in a string is kept."""
+    outcome = parse_lenient("{'a': '<think>x</think>'}")
+    assert outcome.value == {"a": "<think>x</think>"}
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ def test_failures_are_issues_with_stable_keywords(text: str, keyword: str) -> No
 
 
 def test_nesting_deeper_than_the_limit_is_a_depth_issue() -> None:
-    """65 levels fail, 64 pass (over-deep nesting is more than 64 levels)."""
+    """65 levels fail, 64 pass (over-deep nesting is more than 64)."""
     assert parse_strict("[" * 64 + "]" * 64).ok
     assert _keyword(parse_strict("[" * 65 + "]" * 65)) == "depth"
     assert _keyword(parse_strict('{"a":' * 65 + "1" + "}" * 65)) == "depth"
