@@ -19,8 +19,8 @@ import json
 import threading
 import time
 import weakref
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
@@ -48,6 +48,9 @@ from scriptorium.llm.retry import (
 )
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
+
+if TYPE_CHECKING:
+    from scriptorium.llm.streaming import StreamItem
 
 __all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
 
@@ -259,6 +262,19 @@ class AnthropicClient:
         )
         return call.response(body, request_id, attempts, time.perf_counter() - started)
 
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
+        only before the first chunk (see :mod:`scriptorium.llm.anthropic_stream`)."""
+        from scriptorium.llm.anthropic_stream import stream
+
+        return stream(self, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        from scriptorium.llm.anthropic_stream import astream
+
+        return astream(self, request)
+
     def count_tokens(self, request: LLMRequest) -> int:
         """The input tokens of what :meth:`generate` would send for ``request``, from the API's
         token-counting endpoint (free, but rate limited); retried like a generation."""
@@ -432,7 +448,7 @@ class _Call:
                     if output.wrapped and isinstance(value, dict):
                         value = value.get("value")
                     return json.dumps(value, ensure_ascii=False), True
-        parts = [
-            b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
-        ]
-        return "".join(parts), False
+        parts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        if not all(isinstance(part, str) for part in parts):
+            raise self._invalid("the 200 response has a text block without text")
+        return "".join(parts), False  # type: ignore[arg-type]  # all str, checked above
