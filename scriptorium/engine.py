@@ -22,6 +22,7 @@ from scriptorium.usecase.runner import Clock, NewId, Runner
 from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
 if TYPE_CHECKING:
+    from scriptorium.batch.executor import BatchExecutor
     from scriptorium.batch.job import BatchJob
     from scriptorium.batch.provider import BatchLimits
     from scriptorium.lint import Problem
@@ -65,11 +66,16 @@ class Engine:
         self.root = _directory(root, "root")
         prompts_dir = self.root / "prompts"
         if client is None:
+            from scriptorium.batch.limits import rate_limit_hooks
             from scriptorium.llm.router import Router
 
-            client = Router(hooks=retry_hooks)
+            # A batch row's transport retries draw from the profile's rate limits too.
+            client = Router(hooks=rate_limit_hooks(retry_hooks))
         self.client = client
         self.env = env
+        #: As given: what a batch executor needs to build this engine again on another machine.
+        self.repair = repair
+        self.default_profile = default_profile
         self.retry_hooks = retry_hooks
         repairer = None
         if repair:
@@ -136,20 +142,23 @@ class Engine:
     # -- batches -------------------------------------------------------------------------------
 
     def run_many(
-        self, requests: Iterable[RunRequest], *, concurrency: int = 8
+        self,
+        requests: Iterable[RunRequest],
+        *,
+        concurrency: int = 8,
+        executor: BatchExecutor | None = None,
     ) -> list[RunResult | ScriptoriumError]:
         """Run every request with at most ``concurrency`` in flight. Results come back in input
-        order; a failed item is its error in that slot and never sinks the batch."""
-        items = list(requests)
-        if concurrency < 1:
-            raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
-        if not items:
-            return []
+        order; a failed item is its error in that slot and never sinks the batch. ``executor``
+        runs the rows (default: a thread pool here; ``scriptorium.batch.ray.RayExecutor()``
+        for a Ray cluster); either way the profiles' ``limits`` hold across every worker."""
         # Imported here: `from scriptorium import Engine` stays quick for code that never batches.
-        from concurrent.futures import ThreadPoolExecutor
+        from scriptorium.batch.executor import run_many
+        from scriptorium.batch.local import LocalExecutor
 
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
-            return list(pool.map(self._run_one, items))
+        return run_many(
+            self, requests, executor=executor or LocalExecutor(), concurrency=concurrency
+        )
 
     async def arun_many(
         self, requests: Iterable[RunRequest], *, concurrency: int = 8

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 import pytest
@@ -140,3 +140,29 @@ def make_runner() -> RunnerFactory:
         )
 
     return build
+
+
+#: The key variable of the Ray tests' profiles. Set before the cluster starts, so its workers
+#: inherit it: keys never travel through Ray.
+RAY_KEY_ENV = "SCRIPTORIUM_RAY_TEST_KEY"
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[None]:
+    """One local Ray cluster for the whole session (2 CPUs), started only when a test asks."""
+    import os
+
+    ray = pytest.importorskip("ray")
+    os.environ[RAY_KEY_ENV] = "ray-test-key-not-a-secret"
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        ignore_reinit_error=True,
+        configure_logging=False,
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
+        os.environ.pop(RAY_KEY_ENV, None)

@@ -19,8 +19,7 @@ import argparse
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from typing import IO, TYPE_CHECKING, Any
 from scriptorium._files import FileProblem, open_named_file, read_named_file
 from scriptorium._journal import Journal
 from scriptorium.artifact.model import ArtifactContent
+from scriptorium.batch.executor import BatchExecutor, Row, executor_named
 from scriptorium.cli.commands import artifact_ref, build_request, make_engine, read_inputs
 from scriptorium.cli.inputs import typed_inputs
 from scriptorium.cli.output import Reporter
@@ -37,7 +37,7 @@ from scriptorium.hashing import REQUEST_HASH_VERSION
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
     from scriptorium.promptdef.model import PromptDefinition
-    from scriptorium.usecase.model import RunRequest, RunResult
+    from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
 __all__ = ["cmd_batch", "read_done", "report", "result_record"]
 
@@ -199,73 +199,91 @@ def _check_form(record: Record, path: Path) -> None:
 
 
 class _Batch:
-    """Runs the items on a thread pool; results are journaled as they finish."""
+    """Turns lines into records: the driver's side of a batch, whichever executor runs the calls.
+    Results are journaled as they finish."""
 
     def __init__(self, engine: Engine, done: dict[str, Record], journal: Journal) -> None:
         self.engine = engine
         self.done = done
         self.journal = journal
-        self.lock = threading.Lock()
         self.resumed = 0
 
-    def work(self, item: _Item) -> Record:
+    def start(self, item: _Item) -> Record | PreparedRun:
+        """The record of a line that needs no call (a bad line, a failed prepare, a result
+        already obtained), else the prepared run to send."""
         if item.request is None:
             assert item.error is not None
             return _error_record(item, item.error, None)
         try:
-            request_hash = self.engine.prepare(item.request).request_hash
+            prepared = self.engine.prepare(item.request)
         except ScriptoriumError as err:
             return _error_record(item, err, None)
-        earlier = self.done.get(request_hash)
+        earlier = self.done.get(prepared.request_hash)
         if earlier is not None:
-            with self.lock:
-                self.resumed += 1
+            self.resumed += 1
             return {**earlier, "line": item.line, "id": item.id}
-        try:
-            result = self.engine.run(item.request)
-        except ScriptoriumError as err:
-            return _error_record(item, err, request_hash)
-        record = result_record(item, result)
+        return prepared
+
+    def finish(
+        self, item: _Item, outcome: RunResult | ScriptoriumError, request_hash: str
+    ) -> Record:
+        """The record of a line that ran, journaled."""
+        if isinstance(outcome, ScriptoriumError):
+            return _error_record(item, outcome, request_hash)
+        record = result_record(item, outcome)
         # One write of one whole line: a crash can tear only this line, never glue the next.
         self.journal.append(_json_line(record))
         return record
 
 
-def _in_order(
-    futures: dict[Future[Record], int], count: int, on_done: Callable[[Record], None]
-) -> Iterator[Record]:
-    """Yield records in input order as soon as each prefix is complete."""
-    pending: dict[int, Record] = {}
-    next_index = 0
-    for future in as_completed(futures):
-        record = future.result()
-        on_done(record)
-        pending[futures[future]] = record
-        while next_index in pending:
-            yield pending.pop(next_index)
-            next_index += 1
-    assert next_index == count
+class _InOrder:
+    """Writes records to ``sink`` in input order as soon as each prefix is complete (records
+    arrive from executor threads in any order)."""
+
+    def __init__(self, sink: IO[str], on_done: Callable[[Record], None]) -> None:
+        self.sink = sink
+        self.on_done = on_done
+        self.lock = threading.Lock()
+        self.pending: dict[int, Record] = {}
+        self.next_index = 0
+
+    def add(self, index: int, record: Record) -> None:
+        with self.lock:
+            self.on_done(record)
+            self.pending[index] = record
+            while self.next_index in self.pending:
+                record = self.pending.pop(self.next_index)
+                self.sink.write(_json_line(record) + "\n")
+                self.next_index += 1
 
 
 def _execute(
     batch: _Batch,
     items: list[_Item],
+    executor: BatchExecutor,
     concurrency: int,
     sink: IO[str],
     on_done: Callable[[Record], None],
 ) -> None:
-    """Run every item, writing records to ``sink`` in input order."""
-    pool = ThreadPoolExecutor(max_workers=concurrency)
-    try:
-        futures = {pool.submit(batch.work, item): index for index, item in enumerate(items)}
-        for record in _in_order(futures, len(items), on_done):
-            sink.write(_json_line(record) + "\n")
-    except BaseException:
-        # Ctrl-C or a bug: start nothing new, but let the runs in flight finish, so what they
-        # cost is journaled for the next attempt.
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    """Run every item on ``executor``, writing records to ``sink`` in input order. On Ctrl-C the
+    executor lets the calls in flight finish; they are journaled for the next attempt."""
+    writer = _InOrder(sink, on_done)
+    rows: list[Row] = []
+    for index, item in enumerate(items):
+        started = batch.start(item)
+        if isinstance(started, dict):
+            writer.add(index, started)
+        else:
+            assert item.request is not None
+            rows.append(Row(index, item.request, started))
+
+    def deliver(row: Row, outcome: RunResult | ScriptoriumError) -> None:
+        record = batch.finish(items[row.index], outcome, row.prepared.request_hash)
+        writer.add(row.index, record)
+
+    if rows:
+        executor.execute(batch.engine, rows, deliver, concurrency=concurrency)
+    assert writer.next_index == len(items), "the executor left rows undelivered"
 
 
 def _json_line(record: Record) -> str:
@@ -285,9 +303,18 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     if getattr(args, "provider_batch", False):
         from scriptorium.cli.provider_batch import cmd_provider_batch
 
+        if getattr(args, "executor", "local") != "local":
+            raise InvalidRequestError(
+                "--provider-batch sends the rows to the provider; it takes no --executor",
+                field="executor",
+            )
+
         return cmd_provider_batch(args, reporter)
     if args.concurrency < 1:
         raise InvalidRequestError("--concurrency must be at least 1", field="concurrency")
+    executor = executor_named(
+        getattr(args, "executor", "local"), address=getattr(args, "ray_address", None)
+    )
     engine = make_engine(args)
     # A missing or broken prompt fails the batch, not each line.
     definition = engine.prompts.get(args.prompt)
@@ -315,7 +342,7 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
         sink = temp_path.open("w", encoding="utf-8")
     batch = _Batch(engine, done, journal)
     with journal, sink:
-        _execute(batch, items, args.concurrency, sink, on_done)
+        _execute(batch, items, executor, args.concurrency, sink, on_done)
     with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
         os.replace(temp_path, out)
     journal_path.unlink(missing_ok=True)

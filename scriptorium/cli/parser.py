@@ -166,6 +166,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="JSONL: one object per line with inputs, artifacts and an optional id",
     )
     batch.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the rows run: threads here (default) or a Ray cluster (extra 'ray')",
+    )
+    batch.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="with --executor ray: the cluster to join (default: RAY_ADDRESS, else a local one)",
+    )
+    batch.add_argument(
         "--out",
         dest="out_file",
         required=True,

@@ -16,6 +16,7 @@ __all__ = [
     "ExecutionSettings",
     "Pricing",
     "Profile",
+    "RateLimits",
     "SettingsPatch",
     "is_valid_profile_name",
     "looks_like_secret",
@@ -129,6 +130,21 @@ class Pricing(BaseModel):
     cache_write_1h: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
+class RateLimits(BaseModel):
+    """The provider's budgets for this profile, per minute; every field optional (``None`` = no
+    limit of that kind). Batch executors share one limiter holding them across every worker."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    requests_per_minute: int | None = Field(default=None, ge=1, le=100_000_000)
+    input_tokens_per_minute: int | None = Field(default=None, ge=1, le=10_000_000_000)
+    output_tokens_per_minute: int | None = Field(default=None, ge=1, le=10_000_000_000)
+
+    def given(self) -> dict[str, int]:
+        """The budgets that were stated."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class Profile(BaseModel):
     """A parsed profile. It holds the *name* of the key variable, never a key."""
 
@@ -142,6 +158,8 @@ class Profile(BaseModel):
     settings: SettingsPatch = SettingsPatch()
     pricing: Pricing | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    #: Rate budgets shared by every worker of a batch (None: unlimited).
+    limits: RateLimits | None = None
     #: The file the profile came from (for relative paths in ``options``); not part of its hash.
     source: str | None = Field(default=None, exclude=True)
 
@@ -165,4 +183,9 @@ class Profile(BaseModel):
         """The parsed profile as hashed for ``profile_hash`` (name and source excluded)."""
         data = self.model_dump(mode="json", exclude={"name", "source"})
         data["settings"] = self.settings.given()
+        # Left out when absent, so profiles written before the key existed keep their hash.
+        if self.limits is None:
+            del data["limits"]
+        else:
+            data["limits"] = self.limits.given()
         return data
