@@ -3,14 +3,13 @@
 Both hash forms hold the rendered messages, and the request's also holds the structured-output
 spec with its whole schema: serialising each from scratch on every run showed in the profile. The
 canonical JSON of a dict with sorted keys is its members' canonical JSON joined in key order, so
-the forms are assembled from parts — the messages serialised once, the spec's bytes remembered per
-schema. The first assembly in a process is checked against the plain ``hash_json`` of the hash
+the forms are assembled from parts — the messages serialised once, the spec's, settings' and
+target's bytes remembered per (frozen) object. The first assembly in a process is checked against the plain ``hash_json`` of the hash
 forms; should they ever differ (a field added to a hash form), the plain way is used from then on.
 """
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,29 +21,22 @@ from scriptorium.prompt.model import RenderedPrompt
 __all__ = ["prompt_and_request_hashes"]
 
 _SPEC_LIMIT = 256
-# (schema hash, name, strategy, format) -> (a snapshot of the schema, the spec's canonical JSON).
-# The snapshot guards against a custom Validator handing out one hash for different schemas.
-_specs: dict[tuple[Any, ...], tuple[Any, bytes]] = {}
 _lock = threading.Lock()
 _state = {"checked": False, "assemble": True}
 
 
-def _spec_bytes(request: LLMRequest, schema_hash: str | None) -> bytes:
+def _spec_bytes(request: LLMRequest) -> bytes:
     spec = request.structured_output
     if spec is None:
         return b"null"
-    if schema_hash is None and spec.schema_ is not None:
-        return canonical_json(spec.model_dump(mode="json", by_alias=True))
-    key = (schema_hash, spec.name, spec.strategy, spec.format)
-    found = _specs.get(key)
-    if found is not None and found[0] == spec.schema_:
-        return found[1]
-    data = canonical_json(spec.model_dump(mode="json", by_alias=True))
-    with _lock:
-        if len(_specs) >= _SPEC_LIMIT:
-            _specs.clear()
-        _specs[key] = (copy.deepcopy(spec.schema_), data)
-    return data
+    # Remembered by the spec object itself (the runner hands out the same frozen spec for an
+    # unchanged prompt). Not by an equal-looking schema: == holds between 1, 1.0 and True, whose
+    # JSON differs.
+    return _frozen_bytes(spec, _spec_json)
+
+
+def _spec_json(spec: Any) -> bytes:
+    return canonical_json(spec.model_dump(mode="json", by_alias=True))
 
 
 # id(frozen settings or target) -> (the object, its canonical JSON). The runner hands out the same
@@ -86,8 +78,8 @@ def prompt_and_request_hashes(
     *,
     shown_system: str | None,
 ) -> tuple[str, str]:
-    """``(rendered_prompt_hash, request_hash)``; ``schema_hash`` identifies the request's schema
-    (the output contract's), so its serialised spec can be reused. The prompt hash covers the
+    """``(rendered_prompt_hash, request_hash)``. ``schema_hash`` (the output contract's) is
+    accepted for callers that know it; the serialised spec is remembered per spec object. The prompt hash covers the
     system text as sent (``shown_system``, with any strategy instructions) and the messages: the
     prompt ``PreparedRun`` shows; the request hash covers the request as the runner built it."""
     if not _state["assemble"]:
@@ -105,7 +97,7 @@ def prompt_and_request_hashes(
             b',"settings":',
             settings,
             b',"structured_output":',
-            _spec_bytes(request, schema_hash),
+            _spec_bytes(request),
             b',"system":',
             system,
             b',"target":',
