@@ -198,7 +198,9 @@ def format_path(loc: tuple[int | str, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            # A key is file content too: one that looks like a pasted key is never shown.
+            name = "<redacted>" if looks_like_secret(str(part)) else str(part)
+            out += f".{name}" if out else name
     return out or "(top level)"
 
 

@@ -135,3 +135,13 @@ def test_any_yaml_text_loads_as_json_data_or_is_a_format_problem(text: str) -> N
         json.dumps(value, allow_nan=False)  # plain JSON data: this cannot fail
         message = ""
     assert KEY not in message
+
+
+def test_a_key_that_looks_like_an_api_key_is_not_quoted_in_a_path() -> None:
+    """Found by the property above: a mapping key holding a key-shaped string, whose value is
+    refused (here a non-finite number), must not reach the message through the path."""
+    text = f"{KEY}: .nan\n"
+    with pytest.raises(FormatProblem) as caught:
+        load_yaml(text)
+    assert KEY not in str(caught.value)
+    assert "non-finite" in str(caught.value)
