@@ -14,20 +14,19 @@ from scriptorium.errors import (
     ScriptoriumError,
     translate,
 )
-from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, TokenCount
-from scriptorium.prompt.model import Message
-from scriptorium.usecase.model import Overrides, PreparedRun, RunRequest, RunResult
-from scriptorium.usecase.runner import Clock, NewId, Runner
-from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
 if TYPE_CHECKING:
     from scriptorium.batch.executor import BatchExecutor
     from scriptorium.batch.job import BatchJob
     from scriptorium.batch.provider import BatchLimits
     from scriptorium.lint import Problem
+    from scriptorium.llm.client import AsyncClient, Client
+    from scriptorium.llm.model import LLMResponse, TokenCount
     from scriptorium.llm.retry import RetryHooks
     from scriptorium.observe.observer import Observer
+    from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+    from scriptorium.usecase.runner import Clock, NewId
+    from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
 __all__ = ["Engine"]
 
@@ -57,10 +56,12 @@ class Engine:
         observer: Observer | None = None,
     ) -> None:
         from scriptorium.artifact.files import FileReader
+        from scriptorium.llm.client import Client
         from scriptorium.profile.files import FileRepository as ProfileFiles
         from scriptorium.prompt.jinja import JinjaRenderer
         from scriptorium.promptdef.files import FileRepository as PromptFiles
         from scriptorium.usecase.repair import DefaultOutputRepairer
+        from scriptorium.usecase.runner import Runner
         from scriptorium.validate.schema import SchemaValidator
 
         self.root = _directory(root, "root")
@@ -238,7 +239,11 @@ class Engine:
         """Prove a profile's key, endpoint and model with a minimal real request (``scriptorium
         verify``). The key comes from ``api_key`` or the profile's ``api_key_env`` exactly as for a
         run; ``fake`` and ``replay`` profiles are proven by building their client."""
+        from scriptorium.llm.client import Client
+        from scriptorium.llm.model import LLMRequest, LLMResponse
         from scriptorium.llm.router import Router
+        from scriptorium.prompt.model import Message
+        from scriptorium.usecase.model import Overrides, RunRequest
         from scriptorium.usecase.prepare import credential, target_for
 
         loaded = self.profiles.get(profile)
@@ -289,6 +294,8 @@ class Engine:
 
 def as_request(request: RunRequest | str, fields: Mapping[str, Any]) -> RunRequest:
     """A ``RunRequest`` from either a request or a prompt id plus request fields."""
+    from scriptorium.usecase.model import RunRequest  # here: importing the engine builds no model
+
     if isinstance(request, RunRequest):
         if fields:
             raise InvalidRequestError("pass either a RunRequest or a prompt id with fields")

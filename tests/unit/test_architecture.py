@@ -175,3 +175,11 @@ def test_every_package_all_resolves(module_name: str) -> None:
     module = importlib.import_module(module_name)
     for name in module.__all__:
         assert getattr(module, name) is not None, f"{module_name}.{name}"
+
+
+def test_importing_the_engine_builds_no_model() -> None:
+    """``from scriptorium import Engine`` (what every user runs first) imports no pydantic: the
+    models load when an Engine is built, so the import itself stays in milliseconds."""
+    loaded = _modules_after("from scriptorium import Engine")
+    assert "pydantic" not in loaded
+    assert "scriptorium.usecase.runner" not in loaded
