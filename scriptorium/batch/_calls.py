@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from scriptorium.batch.provider import RowResult
+from scriptorium.batch.provider import BatchLimits, RowResult
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import Failure, RetryHooks, RetryPolicy, call_with_retry
 
-__all__ = ["BatchCalls", "batch_priced", "unfinished_error"]
+__all__ = ["BatchCalls", "SDKBatches", "batch_priced", "unfinished_error"]
 
 T = TypeVar("T")
 
@@ -97,3 +97,39 @@ def batch_priced(response: LLMResponse, request: LLMRequest, extra: dict[str, An
             "metadata": metadata,
         }
     )
+
+
+class SDKBatches:
+    """What every provider's batch adapter holds alike: its limits, the key and base URL it was
+    given, the call wrapper, and one SDK client built on first use (``make_client(is_async, key,
+    base_url)``, the provider adapter's own factory) and again after each :meth:`close`."""
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        key: str,
+        base_url: str,
+        limits: BatchLimits,
+        hooks: RetryHooks | None,
+        classify: Callable[[BaseException], Failure],
+        make_client: Callable[[bool, str, str], Any],
+    ) -> None:
+        self.limits = limits
+        self._key = key
+        self._base_url = base_url
+        self._make_client = make_client
+        self._sdk: Any = None
+        self._calls = BatchCalls(provider=provider, key=key, classify=classify, hooks=hooks)
+
+    def _client(self) -> Any:
+        """The SDK client, built on first use after each :meth:`close`."""
+        if self._sdk is None:
+            self._sdk = self._make_client(False, self._key, self._base_url)
+        return self._sdk
+
+    def close(self) -> None:
+        """Close the SDK client's connections (a later call opens new ones)."""
+        sdk, self._sdk = self._sdk, None
+        if sdk is not None:
+            sdk.close()

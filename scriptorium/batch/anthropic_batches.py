@@ -12,7 +12,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from scriptorium.batch._calls import BatchCalls, batch_priced, unfinished_error
+from scriptorium.batch._calls import SDKBatches, batch_priced, unfinished_error
 from scriptorium.batch.provider import (
     ANTHROPIC_LIMITS,
     BatchLimits,
@@ -78,7 +78,7 @@ def _remote(batch: Any) -> RemoteBatch:
     )
 
 
-class AnthropicBatches:
+class AnthropicBatches(SDKBatches):
     """Message Batches at ``base_url`` with ``key``; ``limits`` may be lowered (tests)."""
 
     name = PROVIDER
@@ -92,23 +92,15 @@ class AnthropicBatches:
         limits: BatchLimits | None = None,
         hooks: RetryHooks | None = None,
     ) -> None:
-        self.limits = limits or ANTHROPIC_LIMITS
-        self._key = key
-        self._base_url = base_url or DEFAULT_BASE_URL
-        self._sdk: Any = None
-        self._calls = BatchCalls(provider=PROVIDER, key=key, classify=_classify, hooks=hooks)
-
-    def _client(self) -> Any:
-        """The SDK client, built on first use after each :meth:`close`."""
-        if self._sdk is None:
-            self._sdk = _default_factory(False, self._key, self._base_url)
-        return self._sdk
-
-    def close(self) -> None:
-        """Close the SDK client's connections (a later call opens new ones)."""
-        sdk, self._sdk = self._sdk, None
-        if sdk is not None:
-            sdk.close()
+        super().__init__(
+            provider=PROVIDER,
+            key=key,
+            base_url=base_url or DEFAULT_BASE_URL,
+            limits=limits or ANTHROPIC_LIMITS,
+            hooks=hooks,
+            classify=_classify,
+            make_client=_default_factory,
+        )
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:
         data = {"custom_id": custom_id, "params": message_params(request)}

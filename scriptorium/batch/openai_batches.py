@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scriptorium.batch._calls import BatchCalls, batch_priced, unfinished_error
+from scriptorium.batch._calls import SDKBatches, batch_priced, unfinished_error
 from scriptorium.batch.provider import OPENAI_LIMITS, BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMRequest, LLMResponse
@@ -59,7 +59,7 @@ def _lines(content: bytes) -> list[dict[str, Any]]:
     return out
 
 
-class OpenAIBatches:
+class OpenAIBatches(SDKBatches):
     """The Batch API at ``base_url`` (ending in ``/v1``) with ``key``."""
 
     name = PROVIDER
@@ -73,23 +73,15 @@ class OpenAIBatches:
         limits: BatchLimits | None = None,
         hooks: RetryHooks | None = None,
     ) -> None:
-        self.limits = limits or OPENAI_LIMITS
-        self._key = key
-        self._base_url = base_url or DEFAULT_BASE_URL
-        self._sdk: Any = None
-        self._calls = BatchCalls(provider=PROVIDER, key=key, classify=classify, hooks=hooks)
-
-    def _client(self) -> Any:
-        """The SDK client, built on first use after each :meth:`close`."""
-        if self._sdk is None:
-            self._sdk = _make_sdk_client(False, self._key, self._base_url)
-        return self._sdk
-
-    def close(self) -> None:
-        """Close the SDK client's connections (a later call opens new ones)."""
-        sdk, self._sdk = self._sdk, None
-        if sdk is not None:
-            sdk.close()
+        super().__init__(
+            provider=PROVIDER,
+            key=key,
+            base_url=base_url or DEFAULT_BASE_URL,
+            limits=limits or OPENAI_LIMITS,
+            hooks=hooks,
+            classify=classify,
+            make_client=_make_sdk_client,
+        )
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:
         params, _ = build_params(request)
