@@ -27,7 +27,7 @@ from scriptorium.errors import LLMGenerateError, redact
 from scriptorium.llm.anthropic_body import MESSAGES_PATH, encode_body
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry import Failure, acall_with_retry, call_with_retry, classify_http
-from scriptorium.llm.streaming import StreamItem
+from scriptorium.llm.streaming import StreamItem, aread_to_first, arest, read_to_first, rest
 
 if TYPE_CHECKING:
     from scriptorium.llm.anthropic import AnthropicClient, _Call
@@ -302,33 +302,18 @@ def stream(owner: AnthropicClient, request: LLMRequest) -> Iterator[StreamItem]:
     def attempt(timeout_s: float) -> tuple[Any, Iterator[Any], _Fold, str | None]:
         events = _open(client, call, timeout_s)
         fold = _fold(call)
-        try:
-            iterator = iter(events)
-            for event in iterator:
-                piece = fold.add(event)
-                if piece:
-                    return events, iterator, fold, piece
-            return events, iterator, fold, None
-        except BaseException:
-            events.close()
-            raise
+        iterator, first = read_to_first(events, fold)
+        return events, iterator, fold, first
 
     (events, iterator, fold, first), attempts, _ = call_with_retry(
         attempt, _classify, **call.retry_args(owner._hooks)
     )
-    sent: list[str] = []
+
+    def broken(err: Exception, partial: str) -> Exception:
+        return _broken(call, err, attempts, partial)
+
     try:
-        if first is not None:
-            sent.append(first)
-            yield first
-            try:
-                for event in iterator:
-                    piece = fold.add(event)
-                    if piece:
-                        sent.append(piece)
-                        yield piece
-            except Exception as err:
-                raise _broken(call, err, attempts, "".join(sent)) from err
+        yield from rest(iterator, fold, first, broken)
         tail = fold.flush()
         if tail:
             yield tail
@@ -349,33 +334,19 @@ async def astream(owner: AnthropicClient, request: LLMRequest) -> AsyncIterator[
     async def attempt(timeout_s: float) -> tuple[Any, AsyncIterator[Any], _Fold, str | None]:
         events = await _aopen(client, call, timeout_s)
         fold = _fold(call)
-        try:
-            iterator = aiter(events)
-            async for event in iterator:
-                piece = fold.add(event)
-                if piece:
-                    return events, iterator, fold, piece
-            return events, iterator, fold, None
-        except BaseException:
-            await events.close()
-            raise
+        iterator, first = await aread_to_first(events, fold)
+        return events, iterator, fold, first
 
     (events, iterator, fold, first), attempts, _ = await acall_with_retry(
         attempt, _classify, **call.retry_args(owner._hooks)
     )
-    sent: list[str] = []
+
+    def broken(err: Exception, partial: str) -> Exception:
+        return _broken(call, err, attempts, partial)
+
     try:
-        if first is not None:
-            sent.append(first)
-            yield first
-            try:
-                async for event in iterator:
-                    piece = fold.add(event)
-                    if piece:
-                        sent.append(piece)
-                        yield piece
-            except Exception as err:
-                raise _broken(call, err, attempts, "".join(sent)) from err
+        async for piece in arest(iterator, fold, first, broken):
+            yield piece
         tail = fold.flush()
         if tail:
             yield tail

@@ -23,7 +23,7 @@ from scriptorium.errors import LLMGenerateError, redact
 from scriptorium.llm.media_wire import MediaWire
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry import Failure, acall_with_retry, call_with_retry, classify_http
-from scriptorium.llm.streaming import StreamItem
+from scriptorium.llm.streaming import StreamItem, aread_to_first, arest, read_to_first, rest
 
 if TYPE_CHECKING:
     from scriptorium.llm.openai import OpenAIClient
@@ -199,16 +199,8 @@ def stream(owner: OpenAIClient, request: LLMRequest) -> Iterator[StreamItem]:
         with media_wire.sending(client, params) as sent:
             chunks = client.chat.completions.create(**sent, timeout=timeout_s)
         fold = _Fold()
-        try:
-            iterator = iter(chunks)
-            for chunk in iterator:
-                piece = fold.add(chunk)
-                if piece:
-                    return chunks, iterator, fold, piece
-            return chunks, iterator, fold, None
-        except BaseException:
-            chunks.close()
-            raise
+        iterator, first = read_to_first(chunks, fold)
+        return chunks, iterator, fold, first
 
     (chunks, iterator, fold, first), attempts, _ = call_with_retry(
         attempt,
@@ -219,19 +211,12 @@ def stream(owner: OpenAIClient, request: LLMRequest) -> Iterator[StreamItem]:
         model=model,
         secrets=(key,),
     )
-    sent: list[str] = []
+
+    def broken(err: Exception, partial: str) -> Exception:
+        return _broken(model, key, err, attempts, partial)
+
     try:
-        if first is not None:
-            sent.append(first)
-            yield first
-            try:
-                for chunk in iterator:
-                    piece = fold.add(chunk)
-                    if piece:
-                        sent.append(piece)
-                        yield piece
-            except Exception as err:
-                raise _broken(model, key, err, attempts, "".join(sent)) from err
+        yield from rest(iterator, fold, first, broken)
     finally:
         chunks.close()
     parsed = _read(_Raw(fold.body(), chunks.response.headers), strategy)
@@ -251,16 +236,8 @@ async def astream(owner: OpenAIClient, request: LLMRequest) -> AsyncIterator[Str
         with media_wire.sending(client, params) as sent:
             chunks = await client.chat.completions.create(**sent, timeout=timeout_s)
         fold = _Fold()
-        try:
-            iterator = aiter(chunks)
-            async for chunk in iterator:
-                piece = fold.add(chunk)
-                if piece:
-                    return chunks, iterator, fold, piece
-            return chunks, iterator, fold, None
-        except BaseException:
-            await chunks.close()
-            raise
+        iterator, first = await aread_to_first(chunks, fold)
+        return chunks, iterator, fold, first
 
     (chunks, iterator, fold, first), attempts, _ = await acall_with_retry(
         attempt,
@@ -271,19 +248,13 @@ async def astream(owner: OpenAIClient, request: LLMRequest) -> AsyncIterator[Str
         model=model,
         secrets=(key,),
     )
-    sent: list[str] = []
+
+    def broken(err: Exception, partial: str) -> Exception:
+        return _broken(model, key, err, attempts, partial)
+
     try:
-        if first is not None:
-            sent.append(first)
-            yield first
-            try:
-                async for chunk in iterator:
-                    piece = fold.add(chunk)
-                    if piece:
-                        sent.append(piece)
-                        yield piece
-            except Exception as err:
-                raise _broken(model, key, err, attempts, "".join(sent)) from err
+        async for piece in arest(iterator, fold, first, broken):
+            yield piece
     finally:
         await chunks.close()
     parsed = _read(_Raw(fold.body(), chunks.response.headers), strategy)

@@ -15,7 +15,7 @@ for real, one with only ``generate``/``agenerate`` is streamed as one chunk.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError
@@ -25,8 +25,12 @@ __all__ = [
     "AsyncStreamingClient",
     "StreamItem",
     "StreamingClient",
+    "aread_to_first",
+    "arest",
     "astream_of",
     "chunked",
+    "read_to_first",
+    "rest",
     "stream_of",
 ]
 
@@ -103,3 +107,79 @@ async def _aone_chunk(client: Any, request: LLMRequest) -> AsyncIterator[StreamI
     if isinstance(response, LLMResponse) and response.text:
         yield response.text
     yield response
+
+
+# --- the reading loop both SDK adapters share ---------------------------------------------------
+
+
+class Fold(Protocol):
+    """Turns a provider's stream events into text pieces (None: the event carries no text)."""
+
+    def add(self, event: Any) -> str | None: ...
+
+
+Broken = Callable[[Exception, str], Exception]
+
+
+def read_to_first(events: Any, fold: Fold) -> tuple[Iterator[Any], str | None]:
+    """Read ``events`` (an SDK stream) until ``fold`` gives its first text, inside one retried
+    attempt; the stream is closed when anything fails. None: it ended without text."""
+    try:
+        iterator = iter(events)
+        for event in iterator:
+            piece = fold.add(event)
+            if piece:
+                return iterator, piece
+        return iterator, None
+    except BaseException:
+        events.close()
+        raise
+
+
+async def aread_to_first(events: Any, fold: Fold) -> tuple[AsyncIterator[Any], str | None]:
+    """The async twin of :func:`read_to_first`."""
+    try:
+        iterator = aiter(events)
+        async for event in iterator:
+            piece = fold.add(event)
+            if piece:
+                return iterator, piece
+        return iterator, None
+    except BaseException:
+        await events.close()
+        raise
+
+
+def rest(iterator: Iterator[Any], fold: Fold, first: str | None, broken: Broken) -> Iterator[str]:
+    """``first`` and the text after it. A failure once text was handed out is not retried: it
+    becomes ``broken(err, text so far)``."""
+    if first is None:
+        return
+    sent = [first]
+    yield first
+    try:
+        for event in iterator:
+            piece = fold.add(event)
+            if piece:
+                sent.append(piece)
+                yield piece
+    except Exception as err:
+        raise broken(err, "".join(sent)) from err
+
+
+async def arest(
+    iterator: AsyncIterator[Any], fold: Fold, first: str | None, broken: Broken
+) -> AsyncIterator[str]:
+    """The async twin of :func:`rest`."""
+    if first is None:
+        return
+    sent = [first]
+    yield first
+    try:
+        async for event in iterator:
+            piece = fold.add(event)
+            if piece:
+                sent.append(piece)
+                yield piece
+    except Exception as err:
+        raise broken(err, "".join(sent)) from err
