@@ -26,6 +26,7 @@ from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm._clients import ClientCache
+from scriptorium.llm._direct import direct_post
 from scriptorium.llm.anthropic_body import (
     COUNT_TOKENS_PATH,
     MESSAGES_PATH,
@@ -134,27 +135,39 @@ def _url_under(client: Any) -> str:
 
 
 def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
-    """Send one prebuilt Messages API body with the SDK's lower-level ``post``: its auth, base URL,
-    headers, timeout and error types, without its typed parameter and response layer. The body
-    goes as bytes we encode (the SDK would walk and copy the dict, then encode it). Returns the
-    response body's bytes and headers; an error status raises the SDK's ``APIStatusError``."""
-    response = client.post(
-        _messages_url(client),
-        content=encode_body(body),
-        cast_to=_http_response_class(),
-        options={"timeout": timeout_s},
-    )
+    """Send one prebuilt Messages API body as the SDK's lower-level ``post`` would: its auth, base
+    URL, headers, timeout and error types, without its typed parameter and response layer. The
+    body goes as bytes we encode (the SDK would walk and copy the dict, then encode it); the SDK's
+    own client sends it through :mod:`scriptorium.llm._direct` (the request's headers worked out
+    once), any other client through ``post``. Returns the response body's bytes and headers; an
+    error status raises the SDK's ``APIStatusError``."""
+    url = _messages_url(client)
+    direct = direct_post(_sdk(), client, url, timeout_s)
+    if direct is not None:
+        response = direct.send(encode_body(body), timeout_s)
+    else:
+        response = client.post(
+            url,
+            content=encode_body(body),
+            cast_to=_http_response_class(),
+            options={"timeout": timeout_s},
+        )
     return response.content, response.headers
 
 
 async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """The async twin of :func:`post_messages`."""
-    response = await client.post(
-        _messages_url(client),
-        content=encode_body(body),
-        cast_to=_http_response_class(),
-        options={"timeout": timeout_s},
-    )
+    url = _messages_url(client)
+    direct = direct_post(_sdk(), client, url, timeout_s)
+    if direct is not None:
+        response = await direct.asend(encode_body(body), timeout_s)
+    else:
+        response = await client.post(
+            url,
+            content=encode_body(body),
+            cast_to=_http_response_class(),
+            options={"timeout": timeout_s},
+        )
     return response.content, response.headers
 
 

@@ -1,0 +1,191 @@
+"""Posting prebuilt JSON bytes through an SDK client's own HTTP client, with the request's headers
+worked out once per client instead of on every call.
+
+The SDK's lower-level ``post`` still rebuilds everything per request: it copies its options
+model, merges the default, platform and auth headers into a fresh header set, joins the path onto
+the base URL, lets its HTTP client merge those again with its own defaults and cookies, and wraps
+the answer. For one client, one URL and one timeout every one of those steps gives the same
+result each time. :class:`DirectPost` asks the SDK for that result once (its own
+``_build_request`` on the same options ``post`` would make) and then, per call, builds only the
+HTTP request around the new body and hands it to the SDK's HTTP client, the way the SDK does:
+
+- same headers (auth, version, platform, ``x-stainless-*``), URL, timeout and redirect rules,
+  and the HTTP client's own request hooks (the media splicer) and connection pool;
+- same errors: a timeout becomes the SDK's ``APITimeoutError``, any other failure to get an
+  answer its ``APIConnectionError``, an error status the ``APIStatusError`` subclass the SDK's
+  own ``_make_status_error_from_response`` picks.
+
+It is used only where that is exactly what ``post`` would do: the SDK's own client class (not a
+wrapper or subclass from an ``sdk_factory``), no custom auth (which may sign each request), no
+SDK middleware, no per-request idempotency header, no request hook overridden, and no cookies on
+the HTTP client (those change between requests). (The SDK's own tracing opens spans only for
+requests its typed methods made; a raw ``post`` gets none, so there is nothing to skip there.) Anything else, or an SDK whose
+internals differ from what is checked here, takes ``post`` (:func:`direct_post` returns None).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import threading
+import weakref
+from typing import Any
+
+__all__ = ["DirectPost", "direct_post"]
+
+log = logging.getLogger("scriptorium.llm")
+
+# SDK client -> its DirectPost, or False when that client must go through ``post``.
+_posters: weakref.WeakKeyDictionary[Any, DirectPost | bool] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+class DirectPost:
+    """One SDK client's POSTs of JSON bytes to one absolute URL (see the module)."""
+
+    __slots__ = (
+        "_client",
+        "_http",
+        "_options",
+        "_request",
+        "_sdk",
+        "_status_error",
+        "_templates",
+        "_timeout_error",
+        "url",
+    )
+
+    def __init__(self, sdk: Any, client: Any, url: str) -> None:
+        self._sdk = sdk
+        self._client = client
+        self._http = client._client
+        self.url = url
+        base = importlib.import_module(f"{sdk.__name__}._base_client")
+        # The HTTP library the SDK is built on (httpx2 for SDK 2.x, httpx before).
+        http = getattr(base, "httpx2", None) or base.httpx
+        self._request = http.Request
+        self._timeout_error = http.TimeoutException
+        self._status_error = client._make_status_error_from_response
+        self._options = base.FinalRequestOptions
+        # timeout -> (headers, extensions): what ``post`` would send besides the body.
+        self._templates: dict[float, tuple[Any, dict[str, Any]]] = {}
+
+    def ready(self, timeout_s: float) -> bool:
+        """Whether a request with this timeout can go direct (its template is built on first
+        use; False, for good, if the SDK cannot build it the way this module expects)."""
+        if timeout_s in self._templates:
+            return True
+        try:
+            self._templates[timeout_s] = self._template(timeout_s)
+        except Exception as err:
+            log.debug("sending through the SDK's post: %s", type(err).__name__)
+            _posters[self._client] = False
+            return False
+        return True
+
+    def _template(self, timeout_s: float) -> tuple[Any, dict[str, Any]]:
+        client = self._client
+        options = self._options.construct(
+            method="post", url=self.url, content=b"", timeout=timeout_s
+        )
+        # The async client's hook is a coroutine; the SDK's own does not suspend.
+        options = _settled(client._prepare_options(options))
+        built = client._build_request(options, retries_taken=0)
+        headers = built.headers.copy()
+        headers.pop("content-length", None)  # set again from each body
+        return headers, dict(built.extensions)
+
+    def build(self, body: bytes, timeout_s: float) -> Any:
+        """The HTTP request ``post`` would send for ``body`` (after :meth:`ready`)."""
+        headers, extensions = self._templates[timeout_s]
+        return self._request("POST", self.url, headers=headers, content=body, extensions=extensions)
+
+    def send(self, body: bytes, timeout_s: float) -> Any:
+        """Send ``body``; the response of a 2xx, else the SDK's error (see the module)."""
+        request = self.build(body, timeout_s)
+        try:
+            response = self._http.send(request)
+        except Exception as err:
+            raise self._failed(err, request) from err
+        if not response.is_success:
+            if not response.is_closed:
+                response.read()
+            raise self._status_error(response) from None
+        return response
+
+    async def asend(self, body: bytes, timeout_s: float) -> Any:
+        """The async twin of :meth:`send` (the client's HTTP client is an async one)."""
+        request = self.build(body, timeout_s)
+        try:
+            response = await self._http.send(request)
+        except Exception as err:
+            raise self._failed(err, request) from err
+        if not response.is_success:
+            if not response.is_closed:
+                await response.aread()
+            raise self._status_error(response) from None
+        return response
+
+    def _failed(self, err: Exception, request: Any) -> Exception:
+        sdk = self._sdk
+        sdk_error: bool = isinstance(err, sdk.AnthropicError)
+        if sdk_error:  # raised by a request hook: already the SDK's
+            return err
+        if isinstance(err, self._timeout_error):
+            return sdk.APITimeoutError(request=request)  # type: ignore[no-any-return]
+        return sdk.APIConnectionError(request=request)  # type: ignore[no-any-return]
+
+
+def _settled(value: Any) -> Any:
+    """``value``, or the result of a coroutine that finishes without suspending."""
+    if not inspect.iscoroutine(value):
+        return value
+    try:
+        value.send(None)
+    except StopIteration as done:
+        return done.value
+    value.close()
+    raise RuntimeError("the SDK's request hook suspends")
+
+
+def _fits(sdk: Any, client: Any) -> bool:
+    """Whether ``post`` on ``client`` does nothing per request that :class:`DirectPost` skips."""
+    if type(client) not in (sdk.Anthropic, sdk.AsyncAnthropic):
+        return False
+    base = importlib.import_module(f"{sdk.__name__}._base_client")
+    parent = base.AsyncAPIClient if type(client) is sdk.AsyncAnthropic else base.SyncAPIClient
+    return (
+        client.custom_auth is None
+        and getattr(client, "_idempotency_header", None) is None
+        and not getattr(client, "_middleware", ())
+        and type(client)._prepare_request is parent._prepare_request
+        and hasattr(client, "_make_status_error_from_response")
+        and hasattr(client, "_build_request")
+        and hasattr(base, "FinalRequestOptions")
+    )
+
+
+def direct_post(sdk: Any, client: Any, url: str, timeout_s: float) -> DirectPost | None:
+    """``client``'s :class:`DirectPost` for ``url`` and this timeout, or None when this request
+    must go through the SDK's ``post`` (see the module)."""
+    try:
+        poster = _posters.get(client)
+    except TypeError:  # not weakly referenceable: not the SDK's own client
+        return None
+    if poster is None:
+        with _lock:
+            poster = _posters.get(client)
+            if poster is None:
+                poster = _posters[client] = _make(sdk, client, url)
+    if isinstance(poster, bool) or poster.url != url or poster._http.cookies:
+        return None
+    return poster if poster.ready(timeout_s) else None
+
+
+def _make(sdk: Any, client: Any, url: str) -> DirectPost | bool:
+    try:
+        return DirectPost(sdk, client, url) if _fits(sdk, client) else False
+    except Exception as err:  # an SDK whose internals differ: its post is always right
+        log.debug("sending through the SDK's post: %s", type(err).__name__)
+        return False
