@@ -40,18 +40,25 @@ log = logging.getLogger("scriptorium.llm")
 _posters: weakref.WeakKeyDictionary[Any, DirectPost | bool] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
+# The headers that carry the request's timeout (the retry loop gives each attempt what is left of
+# the run's budget, so it differs on every call), and those the HTTP client sets per request.
+_TIMEOUT_HEADERS = ("x-stainless-timeout", "x-stainless-read-timeout")
+_PER_REQUEST = frozenset({*_TIMEOUT_HEADERS, "content-length"})
+# Two timeouts to build the template with, to see which headers follow the timeout.
+_ONE, _OTHER = 600.0, 7.25
+
 
 class DirectPost:
     """One SDK client's POSTs of JSON bytes to one absolute URL (see the module)."""
 
     __slots__ = (
         "_client",
+        "_headers",
         "_http",
         "_options",
         "_request",
         "_sdk",
         "_status_error",
-        "_templates",
         "_timeout_error",
         "url",
     )
@@ -68,38 +75,65 @@ class DirectPost:
         self._timeout_error = http.TimeoutException
         self._status_error = client._make_status_error_from_response
         self._options = base.FinalRequestOptions
-        # timeout -> (headers, extensions): what ``post`` would send besides the body.
-        self._templates: dict[float, tuple[Any, dict[str, Any]]] = {}
+        # What ``post`` sends besides the body, built on first use; None until then.
+        self._headers: Any = None
 
-    def ready(self, timeout_s: float) -> bool:
-        """Whether a request with this timeout can go direct (its template is built on first
-        use; False, for good, if the SDK cannot build it the way this module expects)."""
-        if timeout_s in self._templates:
+    def ready(self) -> bool:
+        """Whether requests can go direct: the header template is built on first use, and False
+        for good if the SDK does not build requests the way this module expects."""
+        if self._headers is not None:
             return True
         try:
-            self._templates[timeout_s] = self._template(timeout_s)
+            self._headers = self._template()
         except Exception as err:
             log.debug("sending through the SDK's post: %s", type(err).__name__)
             _posters[self._client] = False
             return False
         return True
 
-    def _template(self, timeout_s: float) -> tuple[Any, dict[str, Any]]:
+    def _built(self, timeout_s: float) -> Any:
         client = self._client
         options = self._options.construct(
             method="post", url=self.url, content=b"", timeout=timeout_s
         )
         # The async client's hook is a coroutine; the SDK's own does not suspend.
         options = _settled(client._prepare_options(options))
-        built = client._build_request(options, retries_taken=0)
-        headers = built.headers.copy()
-        headers.pop("content-length", None)  # set again from each body
-        return headers, dict(built.extensions)
+        return client._build_request(options, retries_taken=0)
+
+    def _template(self) -> Any:
+        """The headers ``post`` sends, which must differ between two timeouts only in the two
+        that name it, with the timeout applied to every phase (what :meth:`build` recreates)."""
+        one, other = self._built(_ONE), self._built(_OTHER)
+        for built, timeout_s in ((one, _ONE), (other, _OTHER)):
+            phases = {
+                "connect": timeout_s,
+                "read": timeout_s,
+                "write": timeout_s,
+                "pool": timeout_s,
+            }
+            if built.extensions != {"timeout": phases}:
+                raise ValueError("the SDK sets other request extensions")
+            for name in _TIMEOUT_HEADERS:
+                if built.headers.get(name) != str(timeout_s):
+                    raise ValueError(f"the SDK sends {name} otherwise")
+        rest = [item for item in one.headers.multi_items() if item[0] not in _PER_REQUEST]
+        if rest != [item for item in other.headers.multi_items() if item[0] not in _PER_REQUEST]:
+            raise ValueError("the SDK's headers depend on more than the timeout")
+        headers = one.headers.copy()
+        del headers["content-length"]  # set again from each body
+        return headers
 
     def build(self, body: bytes, timeout_s: float) -> Any:
         """The HTTP request ``post`` would send for ``body`` (after :meth:`ready`)."""
-        headers, extensions = self._templates[timeout_s]
-        return self._request("POST", self.url, headers=headers, content=body, extensions=extensions)
+        phases = {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
+        request = self._request(
+            "POST", self.url, headers=self._headers, content=body, extensions={"timeout": phases}
+        )
+        headers = request.headers
+        shown = str(timeout_s)
+        for name in _TIMEOUT_HEADERS:
+            headers[name] = shown
+        return request
 
     def send(self, body: bytes, timeout_s: float) -> Any:
         """Send ``body``; the response of a 2xx, else the SDK's error (see the module)."""
@@ -166,9 +200,9 @@ def _fits(sdk: Any, client: Any) -> bool:
     )
 
 
-def direct_post(sdk: Any, client: Any, url: str, timeout_s: float) -> DirectPost | None:
-    """``client``'s :class:`DirectPost` for ``url`` and this timeout, or None when this request
-    must go through the SDK's ``post`` (see the module)."""
+def direct_post(sdk: Any, client: Any, url: str) -> DirectPost | None:
+    """``client``'s :class:`DirectPost` for ``url``, or None when this request must go through
+    the SDK's ``post`` (see the module)."""
     try:
         poster = _posters.get(client)
     except TypeError:  # not weakly referenceable: not the SDK's own client
@@ -180,7 +214,7 @@ def direct_post(sdk: Any, client: Any, url: str, timeout_s: float) -> DirectPost
                 poster = _posters[client] = _make(sdk, client, url)
     if isinstance(poster, bool) or poster.url != url or poster._http.cookies:
         return None
-    return poster if poster.ready(timeout_s) else None
+    return poster if poster.ready() else None
 
 
 def _make(sdk: Any, client: Any, url: str) -> DirectPost | bool:

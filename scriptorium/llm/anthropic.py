@@ -142,7 +142,7 @@ def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[
     once), any other client through ``post``. Returns the response body's bytes and headers; an
     error status raises the SDK's ``APIStatusError``."""
     url = _messages_url(client)
-    direct = direct_post(_sdk(), client, url, timeout_s)
+    direct = direct_post(_sdk(), client, url)
     if direct is not None:
         response = direct.send(encode_body(body), timeout_s)
     else:
@@ -158,7 +158,7 @@ def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[
 async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
     """The async twin of :func:`post_messages`."""
     url = _messages_url(client)
-    direct = direct_post(_sdk(), client, url, timeout_s)
+    direct = direct_post(_sdk(), client, url)
     if direct is not None:
         response = await direct.asend(encode_body(body), timeout_s)
     else:

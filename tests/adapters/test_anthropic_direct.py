@@ -51,7 +51,7 @@ def via_post(client: Any, url: str, body: bytes = BODY, timeout: float = TIMEOUT
 
 
 def via_direct(client: Any, url: str, body: bytes = BODY, timeout: float = TIMEOUT) -> Any:
-    poster = _direct.direct_post(_sdk(), client, url, timeout)
+    poster = _direct.direct_post(_sdk(), client, url)
     assert poster is not None, "the SDK's own client should go direct"
     return poster.send(body, timeout)
 
@@ -72,19 +72,19 @@ def closed_port() -> int:
 def test_the_installed_sdk_goes_direct_for_both_client_kinds() -> None:
     """If an SDK upgrade changes what is checked, this fails instead of quietly going slow."""
     sync = _default_factory(False, KEY, "http://127.0.0.1:9")
-    assert _direct.direct_post(_sdk(), sync, "http://127.0.0.1:9/v1/messages", 1.0) is not None
+    assert _direct.direct_post(_sdk(), sync, "http://127.0.0.1:9/v1/messages") is not None
 
     async def build() -> Any:
         client = _default_factory(True, KEY, "http://127.0.0.1:9")
         try:
-            return _direct.direct_post(_sdk(), client, "http://127.0.0.1:9/v1/messages", 1.0)
+            return _direct.direct_post(_sdk(), client, "http://127.0.0.1:9/v1/messages")
         finally:
             await client.close()
 
     assert asyncio.run(build()) is not None
 
 
-@pytest.mark.parametrize("timeout", [TIMEOUT, 0.75])
+@pytest.mark.parametrize("timeout", [TIMEOUT, 0.75, 59.999871234, 600.0])
 def test_sync_direct_sends_what_post_sends(server: FakeAnthropicServer, timeout: float) -> None:
     client = _default_factory(False, KEY, server.url)
     with client:
@@ -114,7 +114,7 @@ def test_async_direct_sends_what_post_sends(server: FakeAnthropicServer) -> None
                 options={"timeout": TIMEOUT},
             )
             by_post = last(server)
-            poster = _direct.direct_post(_sdk(), client, url_of(server), TIMEOUT)
+            poster = _direct.direct_post(_sdk(), client, url_of(server))
             assert poster is not None
             answer = await poster.asend(BODY, TIMEOUT)
             assert answer.status_code == 200
@@ -168,7 +168,7 @@ def test_async_error_status_is_the_sdk_error(server: FakeAnthropicServer) -> Non
         client = _default_factory(True, KEY, server.url)
         async with client:
             server.fail(529)
-            poster = _direct.direct_post(_sdk(), client, url_of(server), TIMEOUT)
+            poster = _direct.direct_post(_sdk(), client, url_of(server))
             assert poster is not None
             with pytest.raises(_sdk().AnthropicError) as info:
                 await poster.asend(BODY, TIMEOUT)
@@ -213,7 +213,7 @@ def test_async_timeout_and_refusal_are_the_sdks_errors(server: FakeAnthropicServ
         for endpoint, timeout in ((server.url, 0.2), (base, TIMEOUT)):
             client = _default_factory(True, KEY, endpoint)
             async with client:
-                poster = _direct.direct_post(_sdk(), client, endpoint + "/v1/messages", timeout)
+                poster = _direct.direct_post(_sdk(), client, endpoint + "/v1/messages")
                 assert poster is not None
                 with pytest.raises(_sdk().AnthropicError) as info:
                     await poster.asend(BODY, timeout)
@@ -237,12 +237,12 @@ def test_a_subclass_or_wrapper_goes_through_post() -> None:
         pass
 
     custom = Custom(api_key=KEY, base_url="http://127.0.0.1:9", max_retries=0)
-    assert _direct.direct_post(sdk, custom, "http://127.0.0.1:9/v1/messages", 1.0) is None
+    assert _direct.direct_post(sdk, custom, "http://127.0.0.1:9/v1/messages") is None
 
     class Wrapper:
         __slots__ = ()
 
-    assert _direct.direct_post(sdk, Wrapper(), "http://127.0.0.1:9/v1/messages", 1.0) is None
+    assert _direct.direct_post(sdk, Wrapper(), "http://127.0.0.1:9/v1/messages") is None
 
 
 def test_middleware_goes_through_post(server: FakeAnthropicServer) -> None:
@@ -256,25 +256,25 @@ def test_middleware_goes_through_post(server: FakeAnthropicServer) -> None:
         return call_next(request)
 
     wrapped = client.with_middleware(note)
-    assert _direct.direct_post(_sdk(), wrapped, url_of(server), TIMEOUT) is None
+    assert _direct.direct_post(_sdk(), wrapped, url_of(server)) is None
 
 
 def test_cookies_from_a_server_send_through_post(server: FakeAnthropicServer) -> None:
     client = _default_factory(False, KEY, server.url)
     with client:
-        assert _direct.direct_post(_sdk(), client, url_of(server), TIMEOUT) is not None
+        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
         client._client.cookies.set("session", "abc", domain="127.0.0.1")
-        assert _direct.direct_post(_sdk(), client, url_of(server), TIMEOUT) is None
+        assert _direct.direct_post(_sdk(), client, url_of(server)) is None
         client._client.cookies.clear()
-        assert _direct.direct_post(_sdk(), client, url_of(server), TIMEOUT) is not None
+        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
 
 
 def test_another_url_on_the_same_client_goes_through_post(server: FakeAnthropicServer) -> None:
     client = _default_factory(False, KEY, server.url)
     with client:
-        assert _direct.direct_post(_sdk(), client, url_of(server), TIMEOUT) is not None
+        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
         other = server.url + "/v1/messages/count_tokens"
-        assert _direct.direct_post(_sdk(), client, other, TIMEOUT) is None
+        assert _direct.direct_post(_sdk(), client, other) is None
 
 
 def test_an_sdk_it_cannot_read_falls_back_to_post_for_good(
@@ -282,7 +282,7 @@ def test_an_sdk_it_cannot_read_falls_back_to_post_for_good(
 ) -> None:
     """An SDK whose internals differ: the template cannot be built, the adapter still answers."""
 
-    def unreadable(self: _direct.DirectPost, timeout_s: float) -> Any:
+    def unreadable(self: _direct.DirectPost) -> Any:
         raise AttributeError("no such internal")
 
     monkeypatch.setattr(_direct.DirectPost, "_template", unreadable)
