@@ -69,6 +69,9 @@ class ConfinedDir:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.path = Path(root)
+        # The root as text with a separator, to join names onto (a Path join per stat costs more
+        # than the stat).
+        self._prefix = os.path.join(os.fspath(self.path), "")
         self._real: str | None = None
         # relative path -> (its real path, device, inode) as last resolved and confined.
         self._resolved: dict[str, tuple[str, int, int]] = {}
@@ -115,7 +118,7 @@ class ConfinedDir:
         """The signature of ``relative`` now (one ``stat``), or None when it cannot be read, so that
         a cache check misses and the full load reports what is wrong."""
         try:
-            return signature(os.stat(os.path.join(self.path, relative)))
+            return signature(os.stat(self._prefix + relative))
         except (OSError, ValueError):  # ValueError: a NUL in the path
             return None
 
@@ -133,7 +136,7 @@ class ConfinedDir:
         if known is not None:
             try:
                 # The name must still lead to that file (a link may have been retargeted) ...
-                now = os.stat(os.path.join(self.path, relative))
+                now = os.stat(self._prefix + relative)
                 same = (now.st_dev, now.st_ino) == known[1:]
                 # ... and what is opened must be it too (a directory may have been swapped).
                 fd = os.open(known[0], _OPEN_FLAGS) if same else -1

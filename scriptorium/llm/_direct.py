@@ -60,6 +60,7 @@ class DirectPost:
         "_sdk",
         "_status_error",
         "_timeout_error",
+        "_url",
         "url",
     )
 
@@ -75,8 +76,10 @@ class DirectPost:
         self._timeout_error = http.TimeoutException
         self._status_error = client._make_status_error_from_response
         self._options = base.FinalRequestOptions
-        # What ``post`` sends besides the body, built on first use; None until then.
+        # What ``post`` sends besides the body (headers, and the URL parsed), built on first
+        # use; None until then.
         self._headers: Any = None
+        self._url: Any = None
 
     def ready(self) -> bool:
         """Whether requests can go direct: the header template is built on first use, and False
@@ -84,7 +87,7 @@ class DirectPost:
         if self._headers is not None:
             return True
         try:
-            self._headers = self._template()
+            self._headers, self._url = self._template()
         except Exception as err:
             log.debug("sending through the SDK's post: %s", type(err).__name__)
             _posters[self._client] = False
@@ -100,7 +103,7 @@ class DirectPost:
         options = _settled(client._prepare_options(options))
         return client._build_request(options, retries_taken=0)
 
-    def _template(self) -> Any:
+    def _template(self) -> tuple[Any, Any]:
         """The headers ``post`` sends, which must differ between two timeouts only in the two
         that name it, with the timeout applied to every phase (what :meth:`build` recreates)."""
         one, other = self._built(_ONE), self._built(_OTHER)
@@ -121,13 +124,13 @@ class DirectPost:
             raise ValueError("the SDK's headers depend on more than the timeout")
         headers = one.headers.copy()
         del headers["content-length"]  # set again from each body
-        return headers
+        return headers, one.url
 
     def build(self, body: bytes, timeout_s: float) -> Any:
         """The HTTP request ``post`` would send for ``body`` (after :meth:`ready`)."""
         phases = {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
         request = self._request(
-            "POST", self.url, headers=self._headers, content=body, extensions={"timeout": phases}
+            "POST", self._url, headers=self._headers, content=body, extensions={"timeout": phases}
         )
         headers = request.headers
         shown = str(timeout_s)
