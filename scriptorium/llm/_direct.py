@@ -17,8 +17,9 @@ HTTP request around the new body and hands it to the SDK's HTTP client, the way 
 
 It is used only where that is exactly what ``post`` would do: the SDK's own client class (not a
 wrapper or subclass from an ``sdk_factory``), no custom auth (which may sign each request), no
-SDK middleware, no per-request idempotency header, no request hook overridden, and no cookies on
-the HTTP client (those change between requests). (The SDK's own tracing opens spans only for
+SDK middleware, no per-request idempotency header, no request hook overridden, no cookies on the
+HTTP client (those change between requests), and the SDK's request logging not switched on (its
+DEBUG lines describe each request it sends; someone reading them should see every request). (The SDK's own tracing opens spans only for
 requests its typed methods made; a raw ``post`` gets none, so there is nothing to skip there.) Anything else, or an SDK whose
 internals differ from what is checked here, takes ``post`` (:func:`direct_post` returns None).
 """
@@ -29,15 +30,16 @@ import importlib
 import inspect
 import logging
 import threading
-import weakref
 from typing import Any
 
 __all__ = ["DirectPost", "direct_post"]
 
 log = logging.getLogger("scriptorium.llm")
 
-# SDK client -> its DirectPost, or False when that client must go through ``post``.
-_posters: weakref.WeakKeyDictionary[Any, DirectPost | bool] = weakref.WeakKeyDictionary()
+# Where an SDK client keeps its DirectPost, or False when it must go through ``post``. On the
+# client itself, so the two live and die together (a registry keyed by client would keep every
+# client alive through its poster, one per event loop that ever ran one).
+_ATTR = "_scriptorium_direct"
 _lock = threading.Lock()
 
 # The headers that carry the request's timeout (the retry loop gives each attempt what is left of
@@ -58,6 +60,7 @@ class DirectPost:
         "_options",
         "_request",
         "_sdk",
+        "_sdk_log",
         "_status_error",
         "_timeout_error",
         "_url",
@@ -76,6 +79,9 @@ class DirectPost:
         self._timeout_error = http.TimeoutException
         self._status_error = client._make_status_error_from_response
         self._options = base.FinalRequestOptions
+        # The SDK logs each request it sends at DEBUG (``ANTHROPIC_LOG=debug``): while that is on,
+        # requests go through ``post`` so what someone debugging reads is complete.
+        self._sdk_log = logging.getLogger(base.__name__)
         # What ``post`` sends besides the body (headers, and the URL parsed), built on first
         # use; None until then.
         self._headers: Any = None
@@ -90,7 +96,7 @@ class DirectPost:
             self._headers, self._url = self._template()
         except Exception as err:
             log.debug("sending through the SDK's post: %s", type(err).__name__)
-            _posters[self._client] = False
+            setattr(self._client, _ATTR, False)
             return False
         return True
 
@@ -206,16 +212,19 @@ def _fits(sdk: Any, client: Any) -> bool:
 def direct_post(sdk: Any, client: Any, url: str) -> DirectPost | None:
     """``client``'s :class:`DirectPost` for ``url``, or None when this request must go through
     the SDK's ``post`` (see the module)."""
-    try:
-        poster = _posters.get(client)
-    except TypeError:  # not weakly referenceable: not the SDK's own client
-        return None
+    poster = getattr(client, _ATTR, None)
     if poster is None:
         with _lock:
-            poster = _posters.get(client)
+            poster = getattr(client, _ATTR, None)
             if poster is None:
-                poster = _posters[client] = _make(sdk, client, url)
+                poster = _make(sdk, client, url)
+                try:
+                    setattr(client, _ATTR, poster)
+                except AttributeError:  # no room for it: not the SDK's own client
+                    return None
     if isinstance(poster, bool) or poster.url != url or poster._http.cookies:
+        return None
+    if poster._sdk_log.isEnabledFor(logging.DEBUG):
         return None
     return poster if poster.ready() else None
 

@@ -269,6 +269,23 @@ def test_cookies_from_a_server_send_through_post(server: FakeAnthropicServer) ->
         assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
 
 
+def test_the_sdks_debug_logging_sends_through_post(server: FakeAnthropicServer) -> None:
+    """``ANTHROPIC_LOG=debug`` shows every request the SDK sends: while it is on, all go there."""
+    import logging
+
+    sdk_log = logging.getLogger(f"{_sdk().__name__}._base_client")
+    client = _default_factory(False, KEY, server.url)
+    before = sdk_log.level
+    with client:
+        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
+        sdk_log.setLevel(logging.DEBUG)
+        try:
+            assert _direct.direct_post(_sdk(), client, url_of(server)) is None
+        finally:
+            sdk_log.setLevel(before)
+        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
+
+
 def test_another_url_on_the_same_client_goes_through_post(server: FakeAnthropicServer) -> None:
     client = _default_factory(False, KEY, server.url)
     with client:
@@ -296,7 +313,7 @@ def test_an_sdk_it_cannot_read_falls_back_to_post_for_good(
         assert adapter.generate(request).text == "ok"
         assert adapter.generate(request).text == "ok"
         sdk_client = adapter._clients.sync(server.url, KEY)
-        assert _direct._posters[sdk_client] is False
+        assert getattr(sdk_client, _direct._ATTR) is False
     assert len(server.requests) == 2
 
 
@@ -326,7 +343,28 @@ def test_async_adapter_runs_go_direct(server: FakeAnthropicServer) -> None:
         async with adapter:
             texts = [(await adapter.agenerate(request)).text for _ in range(2)]
             sdk_client = await adapter._clients.async_(server.url, KEY)
-            assert isinstance(_direct._posters[sdk_client], _direct.DirectPost)
+            assert isinstance(getattr(sdk_client, _direct._ATTR), _direct.DirectPost)
             return texts
 
     assert asyncio.run(twice()) == ["ok", "ok"]
+
+
+def test_a_client_and_its_poster_are_freed_together(server: FakeAnthropicServer) -> None:
+    """One async SDK client per event loop: nothing may keep the old ones alive."""
+    import gc
+    import weakref
+
+    seen: list[weakref.ref[Any]] = []
+
+    async def once() -> None:
+        client = _default_factory(True, KEY, server.url)
+        async with client:
+            poster = _direct.direct_post(_sdk(), client, url_of(server))
+            assert poster is not None
+            await poster.asend(BODY, TIMEOUT)
+        seen.append(weakref.ref(client))
+
+    for _ in range(3):
+        asyncio.run(once())
+    gc.collect()
+    assert [ref() for ref in seen] == [None, None, None]
