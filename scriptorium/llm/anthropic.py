@@ -14,7 +14,6 @@ the request id comes straight from the headers.
 
 from __future__ import annotations
 
-import importlib
 import json
 import threading
 import time
@@ -26,7 +25,7 @@ from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm._direct import direct_post
+from scriptorium.llm._direct import direct_post, http_module
 from scriptorium.llm.anthropic_body import (
     COUNT_TOKENS_PATH,
     MESSAGES_PATH,
@@ -106,10 +105,7 @@ def _http_response_class() -> Any:
     the HTTP response itself, unparsed (``httpx2`` for SDK 2.x, ``httpx`` before)."""
     global _response_class
     if _response_class is None:
-        # Whichever of the two the installed SDK itself was built on.
-        base = importlib.import_module(f"{_sdk().__name__}._base_client")
-        http = getattr(base, "httpx2", None) or importlib.import_module("httpx")
-        _response_class = http.Response
+        _response_class = http_module(_sdk()).Response
     return _response_class
 
 

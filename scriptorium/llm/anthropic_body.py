@@ -15,12 +15,12 @@ cache directives) builds new dicts rather than changing them.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scriptorium.llm._direct import encode_body
 from scriptorium.llm.anthropic_cache import apply_cache
 from scriptorium.llm.anthropic_schema import (
     Strategy,
@@ -171,14 +171,3 @@ def count_tokens_body(body: dict[str, Any]) -> dict[str, Any]:
     """The token-counting request for a Messages ``body``: the prompt members only (no
     ``max_tokens``, stop sequences or top-level cache directive)."""
     return {key: body[key] for key in _COUNTED if key in body}
-
-
-# One encoder for every body: json.dumps with options builds a new encoder per call. ASCII output:
-# a lone surrogate in an input cannot make the body unencodable.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-
-
-def encode_body(body: dict[str, Any]) -> bytes:
-    """``body`` as the JSON bytes posted (compact; ``NaN`` and infinities refused with
-    ``ValueError``, as the API would refuse them)."""
-    return _ENCODER.encode(body).encode("ascii")

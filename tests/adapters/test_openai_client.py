@@ -119,6 +119,42 @@ def test_success_reports_text_usage_with_cached_tokens_cost_and_request_id(
     assert response.metadata["strategy"] is None
 
 
+@pytest.mark.parametrize("strategy", ["native", "tool", "prompt"])
+def test_the_adapter_sends_what_the_sdks_typed_create_sends(
+    server: FakeOpenAIServer, client: OpenAIClient, strategy: str
+) -> None:
+    """The adapter posts its own body with the SDK's lower-level ``post``: the same JSON and the
+    same headers as ``chat.completions.create(**params)`` (less the typed layer's own marker)."""
+    import openai
+
+    from scriptorium.llm.openai import build_params
+
+    structured = StructuredOutput(
+        format="json_schema",
+        schema_={
+            "type": "object",
+            "properties": {"email": {"type": "string"}},
+            "required": ["email"],
+            "additionalProperties": False,
+        },
+        strategy=strategy,
+    )
+    request = make_request(server, structured=structured)
+    client.generate(request)
+    ours = server.requests[-1]
+    params, _ = build_params(request)
+    sdk = openai.OpenAI(api_key=CANARY, base_url=server.url, max_retries=0)
+    with sdk:
+        sdk.chat.completions.create(**params, timeout=ExecutionSettings().timeout_s)
+    typed = server.requests[-1]
+    assert ours.path == typed.path == "/v1/chat/completions"
+    assert ours.body == typed.body
+    different = {"x-stainless-timeout", "x-stainless-read-timeout", "content-length"}
+    assert {k: v for k, v in ours.headers.items() if k not in different} == {
+        k: v for k, v in typed.headers.items() if k not in different
+    }
+
+
 def test_unknown_model_costs_zero_and_says_so(
     server: FakeOpenAIServer, client: OpenAIClient
 ) -> None:
