@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 __all__ = ["GenerationKind", "GenerationObservation", "Observer", "RunObservation"]
 
-GenerationKind = Literal["initial", "repair"]
+#: ``initial``: the run's first call to the model; ``repair``: a repair call; ``batch``: the first
+#: generation read from a provider batch's result (made by the provider earlier, not called now).
+GenerationKind = Literal["initial", "repair", "batch"]
 
 
 class GenerationObservation(Protocol):
@@ -41,7 +43,8 @@ class RunObservation(Protocol):
         """Preparation succeeded: the hashes, target and settings are known."""
 
     def generation(self, kind: GenerationKind, request: LLMRequest) -> GenerationObservation:
-        """A call to the model starts (``kind`` says whether it is the first or a repair)."""
+        """A call to the model starts (``kind`` says whether it is the first, a repair, or a
+        provider batch's answer being read)."""
         ...
 
     def end(self, result: RunResult | None, error: BaseException | None) -> None:

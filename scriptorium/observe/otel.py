@@ -188,7 +188,8 @@ class _RunSpan:
 
 
 class _ChatSpan:
-    """One ``chat {model}`` CLIENT span: a call to the model, retries included."""
+    """One ``chat {model}`` CLIENT span: a call to the model, retries included (INTERNAL, and no
+    duration metric, for an answer read from a provider batch)."""
 
     def __init__(
         self, owner: OTelObserver, parent: Any, kind: GenerationKind, request: LLMRequest
@@ -213,10 +214,13 @@ class _ChatSpan:
                     [{"type": "text", "content": request.system}], ensure_ascii=False
                 )
             attributes["gen_ai.input.messages"] = _input_messages(request)
+        # A batch answer was generated earlier, in the provider's batch: nothing is called now,
+        # so its span is not a client call and its duration is not a client call's.
+        self._timed = kind != "batch"
         self._span = owner._tracer.start_span(
             f"chat {target.model}".rstrip(),
             context=parent,
-            kind=trace.SpanKind.CLIENT,
+            kind=trace.SpanKind.CLIENT if self._timed else trace.SpanKind.INTERNAL,
             attributes=attributes,
         )
 
@@ -280,5 +284,6 @@ class _ChatSpan:
                 span.set_attribute("scriptorium.error.reason", reason)
             _exception_event(span, error)
             span.set_status(self._owner._trace.Status(self._owner._trace.StatusCode.ERROR, kind))
-        self._owner._duration.record(time.perf_counter() - self._started, metric_attributes)
+        if self._timed:
+            self._owner._duration.record(time.perf_counter() - self._started, metric_attributes)
         span.end()

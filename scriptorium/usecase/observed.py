@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMResponse
 from scriptorium.observe import scope as run_scope
-from scriptorium.observe.observer import GenerationObservation, Observer, RunObservation
+from scriptorium.observe.observer import (
+    GenerationKind,
+    GenerationObservation,
+    Observer,
+    RunObservation,
+)
 from scriptorium.usecase.model import RunRequest, RunResult
 from scriptorium.usecase.repair import RepairResult
 
@@ -24,6 +29,10 @@ if TYPE_CHECKING:
     from scriptorium.usecase.runner import Runner, _Call, _Plan
 
 __all__ = ["arun_observed", "run_observed"]
+
+#: The first generation read from a provider batch's result instead of a call: ``(plan) -> the
+#: checked response`` (see ``Runner.run_answered``).
+Answer = Callable[["_Plan"], LLMResponse]
 
 log = logging.getLogger("scriptorium.observe")
 
@@ -54,11 +63,11 @@ class _Watch:
         if self.run is not None:
             _guarded("prepared", self.run.prepared, plan.prepared)
 
-    def call_started(self, call: _Call) -> GenerationObservation | None:
+    def call_started(self, call: _Call, *, batch: bool = False) -> GenerationObservation | None:
         if self.run is None:
             return None
         request = getattr(call, "request", None)
-        kind = "initial"
+        kind: GenerationKind = "batch" if batch else "initial"
         if request is None:  # a repair: the request it repairs
             request = call.context.request  # type: ignore[union-attr]
             kind = "repair"
@@ -88,9 +97,15 @@ class _Watch:
 
 
 def run_observed(
-    runner: Runner, observer: Observer, request: RunRequest, run_id: str, started: datetime
+    runner: Runner,
+    observer: Observer,
+    request: RunRequest,
+    run_id: str,
+    started: datetime,
+    answer: Answer | None = None,
 ) -> RunResult:
-    """``Runner.run`` with an observer."""
+    """``Runner.run`` with an observer; with ``answer``, ``Runner.run_answered`` (the first
+    generation is the provider batch's, reported as kind ``batch``)."""
     watch = _Watch(observer, run_id, request)
     try:
         plan = runner._plan(request)
@@ -98,9 +113,13 @@ def run_observed(
         flow = runner._flow(plan)
         call = next(flow)
         while True:
-            generation = watch.call_started(call)
+            generation = watch.call_started(call, batch=answer is not None)
             try:
-                outcome = runner._call(call, plan)
+                if answer is not None:
+                    outcome: LLMResponse | RepairResult | LLMGenerateError = answer(plan)
+                    answer = None
+                else:
+                    outcome = runner._call(call, plan)
             except BaseException as err:
                 watch.call_ended(generation, None, err)
                 raise

@@ -220,11 +220,19 @@ class Runner:
         client, when a repairer is present), usage and the result."""
         started = self._clock()
         run_id = self._new_id()
+
+        def first_answer(plan: _Plan) -> LLMResponse:
+            with self._llm_boundary(plan, "reading the batch result"):
+                return checked_response(answer(plan.request))
+
+        if self._observer is not None:
+            return observed.run_observed(
+                self, self._observer, request, run_id, started, first_answer
+            )
         plan = self._plan(request)
         flow = self._flow(plan)
         call = next(flow)
-        with self._llm_boundary(plan, "reading the batch result"):
-            first: LLMResponse | None = checked_response(answer(plan.request))
+        first: LLMResponse | None = first_answer(plan)
         while True:
             try:
                 outcome = first if first is not None else self._call(call, plan)

@@ -373,3 +373,81 @@ def test_a_provider_without_a_batch_api_is_refused(tmp_path: Path) -> None:
     engine = Engine(root)
     with pytest.raises(InvalidRequestError):
         engine.submit_batch([RunRequest(prompt_id="label", inputs={"text": "x"})])
+
+
+def test_batch_rows_are_traced_like_runs_with_their_generation_marked_batch(
+    setup: Setup,
+) -> None:
+    """With an observer, each row read back from a provider batch is a traced run: its ``run``
+    span, and a ``chat`` span of kind ``batch`` (INTERNAL: nothing is called now) carrying the
+    tokens and cost; a repair after it is an ordinary CLIENT call."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    from scriptorium.observe import OTelObserver
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    observer = OTelObserver(
+        tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    setup.server.reply(json.dumps({"label": "fixed"}))  # answers the repair request
+    requests = [
+        RunRequest(prompt_id="label", inputs={"text": "a"}),
+        RunRequest(
+            prompt_id="label", inputs={"text": "INVALID"}, overrides=Overrides(repair_attempts=1)
+        ),
+    ]
+    with _adapter(setup.provider) as client:
+        engine = Engine(
+            setup.root,
+            env={KEY_ENV: KEY},
+            repair=True,
+            client=client,
+            observer=observer,
+        )
+        results = _results(engine.submit_batch(requests).wait(0.01).results())
+
+    spans = exporter.get_finished_spans()
+    runs = [s for s in spans if s.name == "run label"]
+    assert len(runs) == 2
+    chats = [s for s in spans if s.name.startswith("chat ")]
+    kinds = sorted(
+        (str(s.attributes["scriptorium.generation.kind"]), s.kind)
+        for s in chats
+        if s.attributes is not None
+    )
+    assert kinds == [
+        ("batch", SpanKind.INTERNAL),
+        ("batch", SpanKind.INTERNAL),
+        ("repair", SpanKind.CLIENT),
+    ]
+    for chat in chats:
+        assert chat.parent is not None
+        assert chat.parent.span_id in {r.context.span_id for r in runs}
+    batch_costs = sorted(
+        int(s.attributes["scriptorium.cost_micro"])  # type: ignore[arg-type]
+        for s in chats
+        if s.attributes is not None and s.attributes["scriptorium.generation.kind"] == "batch"
+    )
+    assert batch_costs == sorted(r.attempts[0].usage.cost_micro for r in results)
+    # The duration histogram times client calls only: the repair's, not the batch answers.
+    data = reader.get_metrics_data()
+    assert data is not None
+    durations = [
+        point.count
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "gen_ai.client.operation.duration"
+        for point in metric.data.data_points
+        if isinstance(point, HistogramDataPoint)
+    ]
+    assert sum(durations) == 1
+    assert KEY not in "".join(s.to_json() for s in spans)
