@@ -18,10 +18,11 @@ HTTP request around the new body and hands it to the SDK's HTTP client, the way 
 It is used only where that is exactly what ``post`` would do: the SDK's own client class (not a
 wrapper or subclass from an ``sdk_factory``), no custom auth (which may sign each request), no
 SDK middleware, no per-request idempotency header, no request hook overridden, no cookies on the
-HTTP client (those change between requests), and the SDK's request logging not switched on (its
-DEBUG lines describe each request it sends; someone reading them should see every request). (The SDK's own tracing opens spans only for
-requests its typed methods made; a raw ``post`` gets none, so there is nothing to skip there.) Anything else, or an SDK whose
-internals differ from what is checked here, takes ``post`` (:func:`direct_post` returns None).
+HTTP client (those change between requests), and the SDK's request logging off (its DEBUG lines
+describe each request it sends; someone reading them should see every request). The SDK's own
+tracing opens spans only for requests its typed methods made, so a raw ``post`` has none to
+skip. Anything else, or an SDK whose internals differ from what is checked here, takes ``post``
+(:func:`direct_post` returns None).
 """
 
 from __future__ import annotations
@@ -133,13 +134,7 @@ class DirectPost:
         that name it, with the timeout applied to every phase (what :meth:`build` recreates)."""
         one, other = self._built(_ONE), self._built(_OTHER)
         for built, timeout_s in ((one, _ONE), (other, _OTHER)):
-            phases = {
-                "connect": timeout_s,
-                "read": timeout_s,
-                "write": timeout_s,
-                "pool": timeout_s,
-            }
-            if built.extensions != {"timeout": phases}:
+            if built.extensions != _extensions(timeout_s):
                 raise ValueError("the SDK sets other request extensions")
             for name in _TIMEOUT_HEADERS:
                 if built.headers.get(name) != str(timeout_s):
@@ -153,9 +148,12 @@ class DirectPost:
 
     def build(self, body: bytes, timeout_s: float) -> Any:
         """The HTTP request ``post`` would send for ``body`` (after :meth:`ready`)."""
-        phases = {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
         request = self._request(
-            "POST", self._url, headers=self._headers, content=body, extensions={"timeout": phases}
+            "POST",
+            self._url,
+            headers=self._headers,
+            content=body,
+            extensions=_extensions(timeout_s),
         )
         headers = request.headers
         shown = str(timeout_s)
@@ -197,6 +195,13 @@ class DirectPost:
         if isinstance(err, self._timeout_error):
             return sdk.APITimeoutError(request=request)  # type: ignore[no-any-return]
         return sdk.APIConnectionError(request=request)  # type: ignore[no-any-return]
+
+
+def _extensions(timeout_s: float) -> dict[str, Any]:
+    """The request extensions of a ``post`` with this timeout: the same for every phase."""
+    return {
+        "timeout": {"connect": timeout_s, "read": timeout_s, "write": timeout_s, "pool": timeout_s}
+    }
 
 
 def _settled(value: Any) -> Any:
