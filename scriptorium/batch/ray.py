@@ -133,12 +133,17 @@ class LimiterActor:
 
 class _ActorLimiter:
     """The :class:`~scriptorium.batch.limits.Limiter` a worker uses: asks the actor, sleeps
-    here."""
+    here. ``limited`` names the profiles with limits: for the others the actor would answer
+    "go" to every question but the grant's, whose "stop" is what keeps a row from being sent
+    once the job stops, so only the grant is asked for them (one actor call a row, not two)."""
 
-    def __init__(self, actor: Any) -> None:
+    def __init__(self, actor: Any, limited: frozenset[str]) -> None:
         self._actor = actor
+        self._limited = limited
 
     def ready(self, profile: str, need: Estimate) -> None:
+        if profile not in self._limited:
+            return
         import ray
 
         while True:
@@ -165,7 +170,8 @@ class _ActorLimiter:
             self._actor.settle.remote(profile, ticket, used)
 
     def pause(self, profile: str, seconds: float) -> None:
-        self._actor.pause.remote(profile, seconds)
+        if profile in self._limited:  # the actor pauses budgets only; others have none
+            self._actor.pause.remote(profile, seconds)
 
 
 # One engine per worker process and project: building it loads nothing yet, but its caches
@@ -193,7 +199,11 @@ def _engine_for(project: Project) -> Engine:
 
 
 def run_on_worker(
-    project: Project, request: RunRequest, prepared: PreparedRun, limiter: Any
+    project: Project,
+    request: RunRequest,
+    prepared: PreparedRun,
+    limiter: Any,
+    limited: frozenset[str] = frozenset(),
 ) -> RunResult | ScriptoriumError | None:
     """One row, on a Ray worker, exactly as the local executor runs it (wait for room, take the
     grant just before the first request, settle after). None when the job stopped before the
@@ -201,7 +211,7 @@ def run_on_worker(
     engine = _engine_for(project)
     row = Row(0, request, prepared)
     try:
-        return run_row(engine, row, _ActorLimiter(limiter))
+        return run_row(engine, row, _ActorLimiter(limiter, limited))
     except Stopped:
         return None
 
@@ -212,10 +222,15 @@ class RowRunner:
     builds one engine per project it is given."""
 
     def run(
-        self, project: Project, request: RunRequest, prepared: PreparedRun, limiter: Any
+        self,
+        project: Project,
+        request: RunRequest,
+        prepared: PreparedRun,
+        limiter: Any,
+        limited: frozenset[str] = frozenset(),
     ) -> RunResult | ScriptoriumError | None:
         """One row (see :func:`run_on_worker`)."""
-        return run_on_worker(project, request, prepared, limiter)
+        return run_on_worker(project, request, prepared, limiter, limited)
 
 
 # The driver's workers, by what they were made for: starting a Ray worker process takes
@@ -309,6 +324,7 @@ class RayExecutor:
             .options(name=f"scriptorium-limiter-{uuid.uuid4().hex}", num_cpus=0)
             .remote(_plain(limits), self.window_s, self.margin_s)
         )
+        limited = frozenset(limits)
         pool = self._pool(ray, concurrency)
         project_ref = ray.put(project)
         load = [0] * len(pool)
@@ -323,7 +339,9 @@ class RayExecutor:
                         exhausted = True
                         break
                     slot = load.index(min(load))  # the least busy worker
-                    ref = pool[slot].run.remote(project_ref, row.request, row.prepared, actor)
+                    ref = pool[slot].run.remote(
+                        project_ref, row.request, row.prepared, actor, limited
+                    )
                     pending[ref] = (row, slot)
                     load[slot] += 1
                 if not pending:
