@@ -255,8 +255,15 @@ def test_middleware_goes_through_post(server: FakeAnthropicServer) -> None:
         seen.append("called")
         return call_next(request)
 
-    wrapped = client.with_middleware(note)
-    assert _direct.direct_post(_sdk(), wrapped, url_of(server)) is None
+    from scriptorium.llm.anthropic import post_messages
+
+    with client, client.with_middleware(note) as wrapped:
+        assert _direct.direct_post(_sdk(), wrapped, url_of(server)) is None
+        # The adapter's send on that client runs the middleware (through post).
+        body = {"model": "claude-haiku-4-5", "max_tokens": 8}
+        content, _ = post_messages(wrapped, body, TIMEOUT)
+    assert b'"ok"' in content
+    assert seen == ["called"]
 
 
 def test_cookies_from_a_server_send_through_post(server: FakeAnthropicServer) -> None:
