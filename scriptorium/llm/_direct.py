@@ -76,15 +76,14 @@ class DirectPost:
 
     __slots__ = (
         "_client",
-        "_headers",
         "_http",
         "_options",
         "_request",
         "_sdk",
         "_sdk_log",
         "_status_error",
+        "_template_parts",
         "_timeout_error",
-        "_url",
         "url",
     )
 
@@ -103,17 +102,16 @@ class DirectPost:
         # requests go through ``post`` so what someone debugging reads is complete.
         self._sdk_log = logging.getLogger(base.__name__)
         # What ``post`` sends besides the body (headers, and the URL parsed), built on first
-        # use; None until then.
-        self._headers: Any = None
-        self._url: Any = None
+        # use; None until then. One attribute, set at once: threads share a poster.
+        self._template_parts: tuple[Any, Any] | None = None
 
     def ready(self) -> bool:
         """Whether requests can go direct: the header template is built on first use, and False
         for good if the SDK does not build requests the way this module expects."""
-        if self._headers is not None:
+        if self._template_parts is not None:
             return True
         try:
-            self._headers, self._url = self._template()
+            self._template_parts = self._template()
         except Exception as err:
             log.debug("sending through the SDK's post: %s", type(err).__name__)
             setattr(self._client, _ATTR, False)
@@ -148,17 +146,15 @@ class DirectPost:
 
     def build(self, body: bytes, timeout_s: float) -> Any:
         """The HTTP request ``post`` would send for ``body`` (after :meth:`ready`)."""
+        parts = self._template_parts
+        assert parts is not None, "ready() first"
+        headers, url = parts
         request = self._request(
-            "POST",
-            self._url,
-            headers=self._headers,
-            content=body,
-            extensions=_extensions(timeout_s),
+            "POST", url, headers=headers, content=body, extensions=_extensions(timeout_s)
         )
-        headers = request.headers
         shown = str(timeout_s)
         for name in _TIMEOUT_HEADERS:
-            headers[name] = shown
+            request.headers[name] = shown
         return request
 
     def send(self, body: bytes, timeout_s: float) -> Any:

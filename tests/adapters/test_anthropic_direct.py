@@ -375,3 +375,32 @@ def test_a_client_and_its_poster_are_freed_together(server: FakeAnthropicServer)
         asyncio.run(once())
     gc.collect()
     assert [ref() for ref in seen] == [None, None, None]
+
+
+def test_threads_sharing_a_new_client_all_send_direct(server: FakeAnthropicServer) -> None:
+    """The local executor's threads share one SDK client: the first requests race to build the
+    template, and every one of them still sends the request ``post`` would."""
+    import threading
+
+    client = _default_factory(False, KEY, server.url)
+    start = threading.Barrier(12)
+    failures: list[BaseException] = []
+
+    def one() -> None:
+        start.wait()
+        try:
+            via_direct(client, url_of(server))
+        except BaseException as err:  # collected, asserted below
+            failures.append(err)
+
+    with client:
+        threads = [threading.Thread(target=one) for _ in range(12)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert failures == []
+    sent = server.requests[-12:]
+    assert len(sent) == 12
+    assert {r.raw for r in sent} == {BODY}
+    assert len({tuple(sorted(r.headers.items())) for r in sent}) == 1
