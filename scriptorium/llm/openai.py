@@ -24,6 +24,7 @@ Request mapping, structured-output strategies and usage semantics: ``internal_do
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -84,9 +85,10 @@ def _sdk() -> Any:
     return openai
 
 
+@functools.cache
 def _response_class() -> Any:
     """The SDK's HTTP ``Response`` class: as ``cast_to`` it makes ``post`` hand back the HTTP
-    response itself, unparsed."""
+    response itself, unparsed (looked up once: it is asked for on every attempt)."""
     return http_module(_sdk()).Response
 
 
