@@ -18,10 +18,11 @@ from scriptorium.errors import (
 if TYPE_CHECKING:
     from scriptorium.batch.executor import BatchExecutor
     from scriptorium.batch.job import BatchJob
-    from scriptorium.batch.provider import BatchLimits
     from scriptorium.lint import Problem
+    from scriptorium.llm.batches import BatchLimits
     from scriptorium.llm.client import AsyncClient, Client
     from scriptorium.llm.model import LLMResponse, TokenCount
+    from scriptorium.llm.registry import ProviderSpec, Registry
     from scriptorium.llm.retry import RetryHooks
     from scriptorium.observe.observer import Observer
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
@@ -54,6 +55,7 @@ class Engine:
         new_id: NewId | None = None,
         retry_hooks: RetryHooks | None = None,
         observer: Observer | None = None,
+        providers: Iterable[ProviderSpec] = (),
     ) -> None:
         from scriptorium.artifact.files import FileReader
         from scriptorium.llm.client import Client
@@ -66,12 +68,14 @@ class Engine:
 
         self.root = _directory(root, "root")
         prompts_dir = self.root / "prompts"
+        #: The providers this engine knows: built-in, ``providers`` and installed entry points.
+        self.providers = _registry(providers)
         if client is None:
             from scriptorium.batch.limits import rate_limit_hooks
             from scriptorium.llm.router import Router
 
             # A batch row's transport retries draw from the profile's rate limits too.
-            client = Router(hooks=rate_limit_hooks(retry_hooks))
+            client = Router(hooks=rate_limit_hooks(retry_hooks), registry=self.providers)
         self.client = client
         self.env = env
         #: As given: what a batch executor needs to build this engine again on another machine.
@@ -106,6 +110,7 @@ class Engine:
             new_id=new_id,
             default_profile=default_profile,
             observer=observer,
+            providers=self.providers,
         )
 
     def __repr__(self) -> str:
@@ -192,12 +197,17 @@ class Engine:
         day) and return the job. Each request is prepared exactly as a run; equal requests are
         sent once. ``state`` is the file the job's state is saved to, before and after every
         submission, for :meth:`resume_batch`; ``limits`` lowers the per-batch limits."""
-        from scriptorium.batch.job import submit
+        from scriptorium.batch.job import batch_apis, submit
         from scriptorium.batch.store import StateFile
 
         store = None if state is None else StateFile(state)
         return submit(
-            self.runner, list(requests), store=store, limits=limits, hooks=self.retry_hooks
+            self.runner,
+            list(requests),
+            store=store,
+            limits=limits,
+            hooks=self.retry_hooks,
+            factory=batch_apis(self.providers),
         )
 
     def resume_batch(
@@ -211,11 +221,18 @@ class Engine:
         whose submission is in doubt is looked up, not resent; expired or canceled rows are
         sent again. ``api_key`` stands in for a direct key the original requests carried (keys
         are never saved)."""
-        from scriptorium.batch.job import resume
+        from scriptorium.batch.job import batch_apis, resume
         from scriptorium.batch.store import StateFile
 
         saved = state if isinstance(state, Mapping) else StateFile(state)
-        return resume(self.runner, saved, limits=limits, hooks=self.retry_hooks, api_key=api_key)
+        return resume(
+            self.runner,
+            saved,
+            limits=limits,
+            hooks=self.retry_hooks,
+            api_key=api_key,
+            factory=batch_apis(self.providers),
+        )
 
     def _run_one(self, request: RunRequest) -> RunResult | ScriptoriumError:
         try:
@@ -251,8 +268,12 @@ class Engine:
         placeholder = RunRequest(prompt_id="verify", profile=profile)
         with translate(InvalidRequestError, "invalid model override", field="model"):
             placeholder = placeholder.model_copy(update={"overrides": Overrides(model=model)})
-        target = target_for(loaded, placeholder)
-        key = credential(loaded, api_key, os.environ if self.env is None else self.env)
+        spec = self.providers.find(loaded.provider)
+        needs_key = spec is not None and spec.needs_key
+        target = target_for(loaded, placeholder, needs_key=needs_key)
+        key = credential(
+            loaded, api_key, os.environ if self.env is None else self.env, needs_key=needs_key
+        )
         client = self.client
         with translate(
             LLMGenerateError,
@@ -290,6 +311,13 @@ class Engine:
         from scriptorium.lint import check_project
 
         return check_project(self)
+
+
+def _registry(providers: Iterable[ProviderSpec]) -> Registry:
+    from scriptorium.llm.registry import Registry, default_registry
+
+    given = list(providers)
+    return Registry(given) if given else default_registry()
 
 
 def as_request(request: RunRequest | str, fields: Mapping[str, Any]) -> RunRequest:

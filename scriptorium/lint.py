@@ -192,19 +192,18 @@ class _Project:
                 "profile_invalid",
                 f"unknown provider {profile.provider!r}; known: {', '.join(providers)}",
             )
-        from scriptorium.llm.model import provider_needs_key
-
-        if profile.provider == "replay":
-            yield from _cassette_problems(file, profile.options, profile.source)
-        if provider_needs_key(profile.provider) and not profile.model:
+        spec = self.engine.providers.find(profile.provider)
+        if spec is None:
+            return
+        for message in spec.option_problems(profile.options, profile.source):
+            yield Problem(file, "profile_invalid", message)
+        if spec.needs_key and not profile.model:
             yield Problem(
                 file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
             )
         if "media" in profile.options:
-            from scriptorium.llm.media import limits_for
-
             try:
-                limits_for(profile.provider, profile.endpoint, profile.options)
+                spec.media_limits(profile.endpoint, profile.options)
             except ScriptoriumError as err:
                 yield Problem(file, "profile_invalid", err.message)
 
@@ -441,28 +440,6 @@ def _read_text(directory: ConfinedDir, relative: str) -> str | None:
 
 #: The most ``check`` reads of one prompt or profile file (the repositories refuse larger ones).
 _MAX_CHECKED_BYTES = 4 << 20
-
-
-def _cassette_problems(
-    file: str, options: Mapping[str, Any], source: str | None
-) -> Iterator[Problem]:
-    """A replay profile's cassette path: absolute, leading out of the project, or a link that
-    leads out (a run refuses all three)."""
-    from scriptorium._files import ConfinedDir, FileProblem
-    from scriptorium.llm.replay import cassette_location
-
-    try:
-        root, relative = cassette_location(options.get("cassette"), source)
-    except ScriptoriumError as err:
-        yield Problem(file, "profile_invalid", err.message)
-        return
-    try:
-        ConfinedDir(root).resolve(relative)
-    except FileProblem as err:
-        if err.kind == "outside":
-            yield Problem(
-                file, "profile_invalid", "options.cassette resolves outside the project (a link)"
-            )
 
 
 def _profile_secrets(directory: ConfinedDir, relative: str, file: str) -> Iterator[Problem]:

@@ -10,6 +10,6 @@ they return. Nothing here imports an SDK until a job talks to a provider.
 from __future__ import annotations
 
 from scriptorium.batch.job import BatchJob, BatchStatus
-from scriptorium.batch.provider import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
+from scriptorium.llm.batches import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
 
 __all__ = ["ANTHROPIC_LIMITS", "OPENAI_LIMITS", "BatchJob", "BatchLimits", "BatchStatus"]

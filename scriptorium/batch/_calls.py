@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from scriptorium.batch.provider import BatchLimits, RowResult
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.batches import BatchLimits, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry import Failure, RetryHooks, RetryPolicy, call_with_retry

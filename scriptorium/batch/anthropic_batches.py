@@ -13,16 +13,16 @@ from datetime import datetime
 from typing import Any
 
 from scriptorium.batch._calls import SDKBatches, batch_priced, unfinished_error
-from scriptorium.batch.provider import (
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.anthropic import DEFAULT_BASE_URL, _Call, _classify, _default_factory
+from scriptorium.llm.anthropic_body import build_body
+from scriptorium.llm.batches import (
     ANTHROPIC_LIMITS,
     BatchLimits,
     Entry,
     RemoteBatch,
     RowResult,
 )
-from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.anthropic import DEFAULT_BASE_URL, _Call, _classify, _default_factory
-from scriptorium.llm.anthropic_body import build_body
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.retry import RetryHooks, classify_http
 

@@ -20,18 +20,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from scriptorium.batch import state as machine
-from scriptorium.batch.provider import BatchLimits, BatchProvider, Entry, RowResult
 from scriptorium.batch.state import BatchState, Chunk, Row
 from scriptorium.batch.store import StateFile
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError, translate
+from scriptorium.llm.batches import BatchLimits, BatchProvider, Entry, RowResult
 from scriptorium.llm.model import LLMRequest
+from scriptorium.llm.registry import Registry, default_registry
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.usecase.model import RunRequest, RunResult
 
 if TYPE_CHECKING:
     from scriptorium.usecase.runner import Runner
 
-__all__ = ["CRASH_ENV", "BatchJob", "BatchStatus", "resume", "submit"]
+__all__ = ["CRASH_ENV", "BatchJob", "BatchStatus", "batch_apis", "resume", "submit"]
 
 #: Test hook: the name of a step at which the process kills itself (SIGKILL), so crash tests
 #: can stop a real process at an exact point. Steps: ``before-submit`` (state saved, create not
@@ -70,26 +71,32 @@ def custom_id_of(request_hash: str) -> str:
     return request_hash.removeprefix("sha256:")
 
 
+def batch_apis(registry: Registry) -> ProviderFactory:
+    """The factory opening the batch API of a request's provider, as ``registry``'s spec for it
+    says (``InvalidRequestError`` for a provider without one)."""
+
+    def open_provider(
+        request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
+    ) -> BatchProvider:
+        name = request.target.provider
+        spec = registry.find(name)
+        if spec is None or spec.batches is None:
+            able = [n for n in registry.names() if (s := registry.find(n)) and s.batches]
+            raise InvalidRequestError(
+                f"provider batches need a provider with a batch API ({', '.join(able)}), "
+                f"not {name!r}",
+                field="profile",
+            )
+        return spec.batches(request, limits, hooks)
+
+    return open_provider
+
+
 def open_provider(
     request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
 ) -> BatchProvider:
-    """The batch API for ``request``'s provider, endpoint and key."""
-    key = request.api_key.get_secret_value() if request.api_key is not None else ""
-    provider = request.target.provider
-    if provider == "anthropic":
-        from scriptorium.batch.anthropic_batches import AnthropicBatches
-
-        return AnthropicBatches(
-            key=key, base_url=request.target.endpoint, limits=limits, hooks=hooks
-        )
-    if provider == "openai":
-        from scriptorium.batch.openai_batches import OpenAIBatches
-
-        return OpenAIBatches(key=key, base_url=request.target.endpoint, limits=limits, hooks=hooks)
-    raise InvalidRequestError(
-        f"provider batches need the anthropic or openai provider, not {provider!r}",
-        field="profile",
-    )
+    """The batch API for ``request``'s provider, endpoint and key (the default registry's)."""
+    return batch_apis(default_registry())(request, limits, hooks)
 
 
 @dataclass(frozen=True, eq=False)

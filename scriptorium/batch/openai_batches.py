@@ -13,8 +13,8 @@ import json
 from typing import Any
 
 from scriptorium.batch._calls import SDKBatches, batch_priced, unfinished_error
-from scriptorium.batch.provider import OPENAI_LIMITS, BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.batches import OPENAI_LIMITS, BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.openai import (
     DEFAULT_BASE_URL,

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scriptorium.batch.provider import BatchLimits, Entry, RemoteBatch
 from scriptorium.hashing import REQUEST_HASH_VERSION
+from scriptorium.llm.batches import BatchLimits, Entry, RemoteBatch
 
 __all__ = [
     "STATE_VERSION",

@@ -32,22 +32,25 @@ from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
     from scriptorium.batch.job import BatchJob
-    from scriptorium.batch.provider import BatchLimits
     from scriptorium.engine import Engine
+    from scriptorium.llm.batches import BatchLimits
     from scriptorium.usecase.model import RunRequest
 
 __all__ = ["cmd_provider_batch"]
 
 
-def _limits(args: argparse.Namespace, provider: str | None) -> BatchLimits | None:
-    from scriptorium.batch.provider import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
+def _limits(args: argparse.Namespace, engine: Engine, provider: str | None) -> BatchLimits | None:
+    from scriptorium.llm.batches import BatchLimits
 
     size = args.batch_size
     if size is None:
         return None
     if size < 1:
         raise InvalidRequestError("--batch-size must be at least 1", field="batch_size")
-    base = OPENAI_LIMITS if provider == "openai" else ANTHROPIC_LIMITS
+    spec = None if provider is None else engine.providers.find(provider)
+    base = None if spec is None else spec.batch_limits
+    if base is None:  # a provider without batches: the job refuses it when opening its API
+        return None
     return BatchLimits(min(size, base.max_requests), base.max_bytes)
 
 
@@ -103,7 +106,7 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
             to_send.append((index, item.request, request_hash))
     if to_send:
         provider = engine.prepare(to_send[0][1]).target.provider
-        job = _job(engine, store, to_send, _limits(args, provider))
+        job = _job(engine, store, to_send, _limits(args, engine, provider))
         if reporter.err.isatty():
             status = job.status()
             reporter.err.write(

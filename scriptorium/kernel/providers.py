@@ -11,19 +11,20 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import SecretStr
 
 from scriptorium.errors import APIKeyEnvMissingError, LLMGenerateError, translate
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Registry, default_registry
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.profile.model import validate_endpoint
 
 __all__ = [
-    "BASE_URL_ENV",
-    "KEY_ENV",
-    "PROVIDERS",
+    "MOCK",
+    "PROFILE",
     "PROVIDER_ENV",
     "MeteredClient",
     "Provider",
@@ -31,14 +32,32 @@ __all__ = [
 ]
 
 PROVIDER_ENV = "CC_LLM_PROVIDER"
-KEY_ENV = "ANTHROPIC_API_KEY"
-BASE_URL_ENV = "ANTHROPIC_BASE_URL"
-PROVIDERS = ("mock", "anthropic", "profile")
+#: The kernel's own choices besides the keyed providers of the registry.
+MOCK = "mock"
+PROFILE = "profile"
+
+
+def __getattr__(name: str) -> Any:
+    # Kept for one release: the anthropic provider's variables (now its spec's).
+    if name in ("KEY_ENV", "BASE_URL_ENV", "PROVIDERS"):
+        registry = default_registry()
+        spec = registry.get("anthropic")
+        return {
+            "KEY_ENV": spec.key_env,
+            "BASE_URL_ENV": spec.base_url_env,
+            "PROVIDERS": _choices(registry),
+        }[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _choices(registry: Registry) -> tuple[str, ...]:
+    keyed = [n for n in registry.names() if (s := registry.find(n)) is not None and s.needs_key]
+    return (MOCK, *keyed, PROFILE)
 
 
 @dataclass(frozen=True)
 class Provider:
-    """The chosen provider: its client, and for ``anthropic`` the key and endpoint to send."""
+    """The chosen provider: its client, and for a keyed provider the key and endpoint to send."""
 
     name: str
     client: Client
@@ -47,22 +66,27 @@ class Provider:
 
 
 def choose_provider(
-    env: Mapping[str, str], *, prompt_run: bool, hooks: RetryHooks | None = None
+    env: Mapping[str, str],
+    *,
+    prompt_run: bool,
+    hooks: RetryHooks | None = None,
+    registry: Registry | None = None,
 ) -> Provider:
-    """The provider ``CC_LLM_PROVIDER`` names, checked and ready to call.
+    """The provider ``CC_LLM_PROVIDER`` names, checked and ready to call: ``mock``, ``profile``
+    (prompt runs: the prompt's profile chooses) or any provider of ``registry`` that needs a key
+    (``anthropic``, ``openai``, ...), reading the key and base URL from its spec's variables.
 
     Raises ``LLMGenerateError`` (``reason="config"``: unset/unknown provider, bad mock response,
     ``profile`` for a raw payload, bad base URL; ``"provider_unavailable"``: SDK missing) or
-    ``APIKeyEnvMissingError`` (``ANTHROPIC_API_KEY`` unset or empty).
+    ``APIKeyEnvMissingError`` (the key variable unset or empty).
     """
+    registry = registry or default_registry()
     name = (env.get(PROVIDER_ENV) or "").strip().lower()
-    if name == "mock":
+    if name == MOCK:
         from scriptorium.kernel.mock import MOCK_ENV, MockClient
 
-        return Provider("mock", MockClient.from_json(env.get(MOCK_ENV)))
-    if name == "anthropic":
-        return _anthropic(env, hooks)
-    if name == "profile":
+        return Provider(MOCK, MockClient.from_json(env.get(MOCK_ENV)))
+    if name == PROFILE:
         if not prompt_run:
             raise LLMGenerateError(
                 f"{PROVIDER_ENV}=profile serves prompt runs only: a raw payload has no profile",
@@ -70,53 +94,63 @@ def choose_provider(
             )
         from scriptorium.llm.router import Router
 
-        return Provider("profile", Router(hooks=hooks))
+        return Provider(PROFILE, Router(hooks=hooks, registry=registry))
+    spec = registry.find(name) if name else None
+    if spec is not None and spec.needs_key and spec.key_env:
+        return _keyed(spec, env, hooks)
     stated = "unset" if not name else f"{name[:40]!r}, which is unknown"
     raise LLMGenerateError(
-        f"{PROVIDER_ENV} is {stated}: set it to one of {', '.join(PROVIDERS)}", reason="config"
+        f"{PROVIDER_ENV} is {stated}: set it to one of {', '.join(_choices(registry))}",
+        reason="config",
     )
 
 
-def _anthropic(env: Mapping[str, str], hooks: RetryHooks | None) -> Provider:
+def _keyed(spec: ProviderSpec, env: Mapping[str, str], hooks: RetryHooks | None) -> Provider:
     # Cheap check first (no import), so a missing SDK is reported even without a key.
-    if not _sdk_present():
-        raise _sdk_missing()
-    key = env.get(KEY_ENV) or ""
+    if spec.sdk_module is not None and not _sdk_present(spec.sdk_module):
+        raise _sdk_missing(spec)
+    key_env = spec.key_env
+    assert key_env is not None  # choose_provider checked
+    key = env.get(key_env) or ""
     if not key.strip():
         raise APIKeyEnvMissingError(
-            f"{KEY_ENV} is unset or empty ({PROVIDER_ENV}=anthropic reads its key from it)",
-            env_var=KEY_ENV,
+            f"{key_env} is unset or empty ({PROVIDER_ENV}={spec.name} reads its key from it)",
+            env_var=key_env,
         )
-    endpoint = env.get(BASE_URL_ENV) or None
+    endpoint = env.get(spec.base_url_env) or None if spec.base_url_env else None
     if endpoint is not None:
         with translate(
-            LLMGenerateError, f"invalid {BASE_URL_ENV}", reason="config", provider="anthropic"
+            LLMGenerateError,
+            f"invalid {spec.base_url_env}",
+            reason="config",
+            provider=spec.name,
         ):
             endpoint = validate_endpoint(endpoint.strip())
     # The real import now (seconds, not milliseconds): a broken install fails here, as
     # configuration, rather than in the middle of the iteration.
+    if spec.sdk_module is not None:
+        try:
+            importlib.import_module(spec.sdk_module)
+        except Exception as err:
+            raise _sdk_missing(spec) from err
+    client = spec.client(ProviderConfig(provider=spec.name, hooks=hooks))
+    return Provider(spec.name, client, SecretStr(key), endpoint)
+
+
+def _sdk_present(module: str) -> bool:
     try:
-        importlib.import_module("anthropic")
-    except Exception as err:
-        raise _sdk_missing() from err
-    from scriptorium.llm.anthropic import AnthropicClient
-
-    return Provider("anthropic", AnthropicClient(hooks=hooks), SecretStr(key), endpoint)
-
-
-def _sdk_present() -> bool:
-    try:
-        return importlib.util.find_spec("anthropic") is not None
+        return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a blocked or half-imported module
         return False
 
 
-def _sdk_missing() -> LLMGenerateError:
+def _sdk_missing(spec: ProviderSpec) -> LLMGenerateError:
+    extra = spec.extra or spec.name
     return LLMGenerateError(
-        "the anthropic provider needs the 'anthropic' package: "
-        "pip install 'scriptorium[anthropic]'",
+        f"the {spec.name} provider needs the {spec.sdk_module!r} package: "
+        f"pip install 'scriptorium[{extra}]'",
         reason="provider_unavailable",
-        provider="anthropic",
+        provider=spec.name,
     )
 
 

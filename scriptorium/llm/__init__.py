@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from scriptorium._lazy import lazy_getattr
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import (
-    KEYED_PROVIDERS,
     LLMRequest,
     LLMResponse,
     StructuredOutput,
@@ -20,7 +19,9 @@ from scriptorium.llm.model import (
 if TYPE_CHECKING:
     from scriptorium.llm.anthropic import AnthropicClient
     from scriptorium.llm.fake import FakeProviderClient
+    from scriptorium.llm.model import KEYED_PROVIDERS
     from scriptorium.llm.openai import OpenAIClient
+    from scriptorium.llm.registry import ProviderSpec, Registry
     from scriptorium.llm.replay import ReplayClient
     from scriptorium.llm.retry import RetryHooks, RetryInfo, RetryPolicy
     from scriptorium.llm.router import ProviderConfig, Router
@@ -35,6 +36,8 @@ __all__ = [
     "LLMResponse",
     "OpenAIClient",
     "ProviderConfig",
+    "ProviderSpec",
+    "Registry",
     "ReplayClient",
     "RetryHooks",
     "RetryInfo",
@@ -50,13 +53,16 @@ __getattr__ = lazy_getattr(
     __name__,
     {
         "AnthropicClient": "anthropic",
+        "KEYED_PROVIDERS": "model",
+        "ProviderSpec": "registry",
+        "Registry": "registry",
         "FakeProviderClient": "fake",
         "OpenAIClient": "openai",
         "ReplayClient": "replay",
         "RetryHooks": "retry",
         "RetryInfo": "retry",
         "RetryPolicy": "retry",
-        "ProviderConfig": "router",
+        "ProviderConfig": "registry",
         "Router": "router",
     },
 )

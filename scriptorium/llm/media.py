@@ -32,6 +32,7 @@ __all__ = [
     "encoded_size",
     "limits_for",
     "media_bytes",
+    "openai_limits",
 ]
 
 _MB = 1_000_000
@@ -55,6 +56,10 @@ class MediaLimits:
     max_pdf_bytes: int | None = None
     #: Width and height, each, in pixels.
     max_image_side: int | None = None
+    #: What to do about a kind it does not take, when something can be done.
+    hint: str = ""
+    #: Who refuses, in messages (default: "the <provider> API").
+    who: str = ""
 
 
 ANTHROPIC_LIMITS = MediaLimits(
@@ -84,17 +89,20 @@ def _is_default_openai(endpoint: str | None) -> bool:
 def limits_for(
     provider: str, endpoint: str | None, options: Mapping[str, Any], *, profile: str | None = None
 ) -> MediaLimits | None:
-    """The rules for a target, or None when scriptorium knows none (``fake``, ``replay`` and
-    registered providers take any media; their clients decide).
+    """The rules for a target, from its provider's spec; None when scriptorium knows none
+    (``fake``, ``replay`` and registered providers take any media; their clients decide)."""
+    from scriptorium.llm.registry import default_registry
 
-    ``openai`` at a non-default endpoint is an OpenAI-compatible server: it takes the kinds its
+    spec = default_registry().find(provider)
+    return None if spec is None else spec.media_limits(endpoint, options, profile)
+
+
+def openai_limits(
+    endpoint: str | None, options: Mapping[str, Any], *, profile: str | None = None
+) -> MediaLimits:
+    """OpenAI's rules; at a non-default endpoint (an OpenAI-compatible server) only the kinds its
     profile lists in ``options.media`` (``image``, ``pdf``; none when absent), within OpenAI's
-    limits.
-    """
-    if provider == "anthropic":
-        return ANTHROPIC_LIMITS
-    if provider != "openai":
-        return None
+    limits."""
     if _is_default_openai(endpoint):
         return OPENAI_LIMITS
     declared = options.get("media", [])
@@ -116,6 +124,8 @@ def limits_for(
         max_pdf_pages=OPENAI_LIMITS.max_pdf_pages,
         max_pdf_bytes=OPENAI_LIMITS.max_pdf_bytes,
         max_image_side=OPENAI_LIMITS.max_image_side,
+        hint="list what the server accepts in the profile's options.media",
+        who="this OpenAI-compatible server",
     )
 
 
@@ -164,15 +174,24 @@ def _page_count(part: MediaPart, data: bytes) -> int | None:
     return pages
 
 
+_FROM_SPEC: Any = object()
+
+
 def check_media(
-    request: LLMRequest, *, prompt_id: str | None = None, profile: str | None = None
+    request: LLMRequest,
+    limits: MediaLimits | None = _FROM_SPEC,
+    *,
+    prompt_id: str | None = None,
+    profile: str | None = None,
 ) -> None:
-    """``InvalidRequestError`` when the request's media break its provider's rules (module doc)."""
+    """``InvalidRequestError`` when the request's media break ``limits`` (by default its
+    provider's rules, from the default registry; see the module doc)."""
     parts = [(m, part) for m in request.messages for part in m.media]
     if not parts:
         return
-    target = request.target
-    limits = limits_for(target.provider, target.endpoint, request.options, profile=profile)
+    if limits is _FROM_SPEC:
+        target = request.target
+        limits = limits_for(target.provider, target.endpoint, request.options, profile=profile)
     if limits is None:
         return
     images = pdf_pages = pdf_bytes = 0
@@ -183,11 +202,7 @@ def check_media(
             raise _refuse(
                 f"{where}: {_who(limits)} does not take "
                 f"{'this media type' if kind is None else kind + 's'}"
-                + (
-                    "; list what the server accepts in the profile's options.media"
-                    if limits.provider == "openai-compatible"
-                    else ""
-                ),
+                + (f"; {limits.hint}" if limits.hint else ""),
                 prompt_id,
             )
         data = request.media.get(part.sha256)
@@ -232,9 +247,7 @@ def check_media(
 
 
 def _who(limits: MediaLimits) -> str:
-    return {"openai-compatible": "this OpenAI-compatible server"}.get(
-        limits.provider, f"the {limits.provider} API"
-    )
+    return limits.who or f"the {limits.provider} API"
 
 
 def _refuse(message: str, prompt_id: str | None) -> InvalidRequestError:

@@ -10,7 +10,6 @@ from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import CachePoint, Message
 
 __all__ = [
-    "KEYED_PROVIDERS",
     "APIKey",
     "LLMRequest",
     "LLMResponse",
@@ -21,13 +20,24 @@ __all__ = [
     "provider_needs_key",
 ]
 
-#: Providers that cannot be called without a key; known by name, whatever client is injected.
-KEYED_PROVIDERS = frozenset({"anthropic", "openai"})
-
 
 def provider_needs_key(provider: str) -> bool:
-    """Whether ``provider`` needs an API key (``anthropic`` and ``openai`` do)."""
-    return provider in KEYED_PROVIDERS
+    """Whether ``provider`` needs an API key, as its spec in the default registry says
+    (``anthropic`` and ``openai`` do; an unknown provider does not)."""
+    from scriptorium.llm.registry import default_registry
+
+    spec = default_registry().find(provider)
+    return spec is not None and spec.needs_key
+
+
+def __getattr__(name: str) -> Any:
+    # Kept for one release: the built-in providers that need a key (now each spec says).
+    if name == "KEYED_PROVIDERS":
+        from scriptorium.llm.registry import BUILTIN, default_registry
+
+        registry = default_registry()
+        return frozenset(n for n in BUILTIN if (s := registry.find(n)) is not None and s.needs_key)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class RedactedSecretStr(SecretStr):

@@ -23,13 +23,13 @@ import posixpath
 import stat as stat_module
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from scriptorium import hashing
 from scriptorium._files import ConfinedDir, FileProblem, read_named_file
-from scriptorium.errors import LLMGenerateError
+from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.hashing import REQUEST_HASH_VERSION
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
@@ -43,7 +43,14 @@ try:  # Cross-process append lock where the platform has one; the thread lock co
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["MAX_CASSETTE_BYTES", "ReplayClient", "ReplayMode", "cassette_location", "request_hash"]
+__all__ = [
+    "MAX_CASSETTE_BYTES",
+    "ReplayClient",
+    "ReplayMode",
+    "cassette_location",
+    "cassette_problems",
+    "request_hash",
+]
 
 ReplayMode = Literal["replay", "record"]
 
@@ -357,3 +364,18 @@ class ReplayClient:
         return LLMGenerateError(
             f"replay provider: {message} ({self.cassette.name})", reason="config", provider="replay"
         )
+
+
+def cassette_problems(options: Mapping[str, Any], source: str | None) -> Iterator[str]:
+    """A replay profile's cassette path: absolute, leading out of the project, or a link that
+    leads out (a run refuses all three); for ``check``."""
+    try:
+        root, relative = cassette_location(options.get("cassette"), source)
+    except ScriptoriumError as err:
+        yield err.message
+        return
+    try:
+        ConfinedDir(root).resolve(relative)
+    except FileProblem as err:
+        if err.kind == "outside":
+            yield "options.cassette resolves outside the project (a link)"

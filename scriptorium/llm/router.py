@@ -18,14 +18,13 @@ import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scriptorium import hashing
 from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+from scriptorium.llm.registry import ProviderConfig, Registry, default_registry
 from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
 
 if TYPE_CHECKING:
@@ -33,71 +32,19 @@ if TYPE_CHECKING:
 
     from scriptorium.llm.retry import RetryHooks
 
-__all__ = ["ProviderConfig", "ProviderFactory", "Router"]
-
-
-@dataclass(frozen=True)
-class ProviderConfig:
-    """What a factory gets to build the client of one provider."""
-
-    provider: str
-    #: The profile's ``options`` (empty for adapters built once per router).
-    options: Mapping[str, Any] = field(default_factory=dict)
-    #: The profile file, for paths in ``options`` relative to it.
-    source: str | None = None
-    hooks: RetryHooks | None = None
-    #: The client of another provider with the same options (``replay`` records through it).
-    resolve: Callable[[str], Client] | None = None
+__all__ = ["ProviderConfig", "ProviderFactory", "Router"]  # ProviderConfig: see llm.registry
 
 
 ProviderFactory = Callable[[ProviderConfig], Client]
 
 
-def _anthropic(config: ProviderConfig) -> Client:
-    from scriptorium.llm.anthropic import AnthropicClient
-
-    return AnthropicClient(hooks=config.hooks)
-
-
-def _openai(config: ProviderConfig) -> Client:
-    from scriptorium.llm.openai import OpenAIClient
-
-    return OpenAIClient(hooks=config.hooks)
-
-
-def _fake(config: ProviderConfig) -> Client:
-    from scriptorium.llm.fake import FakeProviderClient
-
-    return FakeProviderClient.from_options(config.options)
-
-
-def _replay(config: ProviderConfig) -> Client:
-    from scriptorium.llm.replay import ReplayClient, cassette_location
-
-    options = config.options
-    root, relative = cassette_location(options.get("cassette"), config.source)
-    mode = options.get("mode", "replay")
-    inner: Client | None = None
-    if mode == "record":
-        record_provider = options.get("record_provider")
-        if not isinstance(record_provider, str) or record_provider in ("", "replay"):
-            raise LLMGenerateError(
-                "replay provider: record mode needs options.record_provider (a provider other "
-                "than replay)",
-                reason="config",
-                provider="replay",
-            )
-        assert config.resolve is not None  # the router always supplies it
-        inner = config.resolve(record_provider)
-    return ReplayClient(Path(relative), mode=mode, inner=inner, root=root)
-
-
 class Router:
     """A :class:`Client` and :class:`AsyncClient` dispatching on ``request.target.provider``.
 
-    ``factories`` adds to (or replaces) the built-in ``anthropic``, ``openai``, ``fake`` and
-    ``replay`` factories; factories given here are built per profile, like :meth:`register`'s
-    default. An unknown provider fails with ``LLMGenerateError(reason="config")``.
+    Clients are built by the specs of ``registry`` (default: the built-in providers and installed
+    entry points). ``factories`` adds to (or replaces) them; factories given here are built per
+    profile, like :meth:`register`'s default. An unknown provider fails with
+    ``LLMGenerateError(reason="config")``.
     """
 
     def __init__(
@@ -105,14 +52,11 @@ class Router:
         *,
         factories: Mapping[str, ProviderFactory] | None = None,
         hooks: RetryHooks | None = None,
+        registry: Registry | None = None,
     ) -> None:
         self._hooks = hooks
-        self._factories: dict[str, tuple[ProviderFactory, bool]] = {
-            "anthropic": (_anthropic, False),
-            "openai": (_openai, False),
-            "fake": (_fake, True),
-            "replay": (_replay, True),
-        }
+        self.registry = registry or default_registry()
+        self._factories: dict[str, tuple[ProviderFactory, bool]] = {}
         for name, factory in (factories or {}).items():
             self._factories[name] = (factory, True)
         self._clients: dict[tuple[str, str, str | None], Client] = {}
@@ -134,7 +78,18 @@ class Router:
     def providers(self) -> tuple[str, ...]:
         """The provider names this router can serve."""
         with self._lock:
-            return tuple(sorted(self._factories))
+            return tuple(sorted({*self._factories, *self.registry.names()}))
+
+    def _factory(self, provider: str) -> tuple[ProviderFactory, bool]:
+        entry = self._factories.get(provider)
+        if entry is not None:
+            return entry
+        spec = self.registry.find(provider)
+        if spec is None:
+            raise LLMGenerateError(
+                self.registry.unknown_message(provider), reason="config", provider=provider
+            )
+        return spec.client, spec.per_profile
 
     def client_for(
         self, provider: str, options: Mapping[str, Any] | None = None, source: str | None = None
@@ -144,18 +99,9 @@ class Router:
         # once built, no lock (dict reads are atomic).
         shared = self._clients.get((provider, "", None))
         if shared is not None:
-            entry = self._factories.get(provider)
-            if entry is not None and not entry[1]:
-                return shared
+            return shared
         with self._lock:
-            entry = self._factories.get(provider)
-            if entry is None:
-                raise LLMGenerateError(
-                    f"unknown provider {provider!r}; known: {', '.join(sorted(self._factories))}",
-                    reason="config",
-                    provider=provider,
-                )
-            factory, per_profile = entry
+            factory, per_profile = self._factory(provider)
             options = dict(options or {}) if per_profile else {}
             source = source if per_profile else None
             key = (provider, _options_key(options) if per_profile else "", source)

@@ -16,30 +16,38 @@ from typing import Any
 from scriptorium.llm.anthropic_body import output_blocks
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.openai_schema import strict_schema
+from scriptorium.llm.registry import WireView, default_registry
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import content_text
 
 __all__ = [
-    "IGNORED_SETTINGS",
     "WireView",
+    "anthropic_view",
     "append_system",
     "ignored_settings",
     "openai_strategy",
     "openai_system",
+    "openai_view",
     "wire_view",
 ]
-
-#: Settings a provider's API does not take, so its adapter never sends them. The current Anthropic
-#: API refuses ``temperature``, ``top_p`` and ``top_k`` at any value; OpenAI has no ``top_k``.
-IGNORED_SETTINGS: dict[str, tuple[str, ...]] = {
-    "anthropic": ("temperature", "top_p", "top_k"),
-    "openai": ("top_k",),
-}
 
 
 def ignored_settings(provider: str, settings: ExecutionSettings) -> tuple[str, ...]:
     """The settings that have a value but that ``provider``'s adapter does not send."""
-    return tuple(n for n in IGNORED_SETTINGS.get(provider, ()) if getattr(settings, n) is not None)
+    spec = default_registry().find(provider)
+    return () if spec is None else spec.ignored(settings)
+
+
+def __getattr__(name: str) -> Any:
+    # Kept for one release: which settings each built-in provider leaves out (now its spec's).
+    if name == "IGNORED_SETTINGS":
+        registry = default_registry()
+        return {
+            n: spec.ignored_settings
+            for n in registry.names()
+            if (spec := registry.find(n)) is not None and spec.ignored_settings
+        }
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def append_system(system: str | None, text: str) -> str:
@@ -101,26 +109,24 @@ def _anthropic_system(request: LLMRequest) -> tuple[str | None, str | None]:
     return request.system, blocks.strategy
 
 
-class WireView:
-    """What a request looks like on the wire, as far as ``prepare`` shows it."""
+def anthropic_view(request: LLMRequest) -> WireView:
+    """What the Anthropic adapter sends for ``request``."""
+    system, strategy = _anthropic_system(request)
+    return WireView(system, strategy, ignored_settings("anthropic", request.settings))
 
-    __slots__ = ("ignored_settings", "strategy", "system")
 
-    def __init__(self, system: str | None, strategy: str | None, ignored: tuple[str, ...]) -> None:
-        self.system = system
-        self.strategy = strategy
-        self.ignored_settings = ignored
+def openai_view(request: LLMRequest) -> WireView:
+    """What the OpenAI adapter sends for ``request``."""
+    strategy = openai_strategy(request.structured_output)
+    return WireView(
+        openai_system(request, strategy), strategy, ignored_settings("openai", request.settings)
+    )
 
 
 def wire_view(request: LLMRequest) -> WireView:
     """The system text sent, the structured-output strategy used (None when unknown or not
-    structured) and the settings left out, for ``request``'s provider."""
-    provider = request.target.provider
-    ignored = ignored_settings(provider, request.settings)
-    if provider == "anthropic":
-        system, strategy = _anthropic_system(request)
-        return WireView(system, strategy, ignored)
-    if provider == "openai":
-        strategy = openai_strategy(request.structured_output)
-        return WireView(openai_system(request, strategy), strategy, ignored)
-    return WireView(request.system, None, ignored)
+    structured) and the settings left out, for ``request``'s provider (its spec's wire view)."""
+    spec = default_registry().find(request.target.provider)
+    if spec is None:
+        return WireView(request.system, None, ())
+    return spec.wire_view(request)

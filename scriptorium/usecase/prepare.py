@@ -101,8 +101,10 @@ def merge_settings(
     return settings, sources
 
 
-def target_for(profile: Profile, request: RunRequest) -> Target:
-    """Step 4a: provider, model and endpoint, with overrides applied and the endpoint checked."""
+def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None = None) -> Target:
+    """Step 4a: provider, model and endpoint, with overrides applied and the endpoint checked.
+    ``needs_key``: whether the provider needs a key (and so a model); None asks its spec in the
+    default registry."""
     overrides = request.overrides
     explicit = ["provider"]
     model = profile.model
@@ -120,7 +122,9 @@ def target_for(profile: Profile, request: RunRequest) -> Target:
         explicit.append("endpoint")
     if profile.api_key_env:
         explicit.append("api_key_env")
-    if provider_needs_key(profile.provider) and not model:
+    if needs_key is None:
+        needs_key = provider_needs_key(profile.provider)
+    if needs_key and not model:
         raise InvalidRequestError(
             f"profile {profile.name!r} names no model for provider {profile.provider!r}",
             profile=profile.name,
@@ -141,10 +145,12 @@ def credential(
     env: Mapping[str, str],
     *,
     prompt_id: str | None = None,
+    needs_key: bool | None = None,
 ) -> str | None:
     """Step 4b: a direct key wins; else the profile's variable must be set and non-empty.
 
-    Whether a key is needed is decided by the provider's name, whatever client will be used.
+    Whether a key is needed is decided by the provider's spec (``needs_key``; None asks the
+    default registry), whatever client will be used.
     """
     if api_key:
         return api_key
@@ -159,7 +165,9 @@ def credential(
                 prompt_id=prompt_id,
             )
         return value
-    if provider_needs_key(profile.provider):
+    if needs_key is None:
+        needs_key = provider_needs_key(profile.provider)
+    if needs_key:
         raise APIKeyRequiredError(
             f"provider {profile.provider!r} needs an API key: set api_key_env in profile "
             f"{profile.name!r} or pass api_key",

@@ -24,8 +24,8 @@ from scriptorium.hashing import hash_bytes, hash_json, hash_text
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.media import check_media, media_bytes
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, TokenCount
+from scriptorium.llm.registry import ProviderSpec, Registry, WireView, default_registry
 from scriptorium.llm.tokens import estimate_input_tokens
-from scriptorium.llm.wire import wire_view
 from scriptorium.observe import scope as run_scope
 from scriptorium.observe.observer import Observer
 from scriptorium.profile.model import ExecutionSettings, Profile
@@ -119,8 +119,10 @@ class Runner:
         new_id: NewId | None = None,
         default_profile: str | None = None,
         observer: Observer | None = None,
+        providers: Registry | None = None,
     ) -> None:
         self._prompts = prompts
+        self._providers = providers or default_registry()
         self._observer = observer
         self._profiles = profiles
         self._artifacts = artifacts
@@ -281,12 +283,14 @@ class Runner:
             profile=profile_name,
         ):
             profile = self._profiles.get(profile_name)
-        settings, sources, target = self._effective(profile, request)
+        spec = self._providers.find(profile.provider)
+        settings, sources, target = self._effective(profile, request, spec)
         key = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
             os.environ if self._env is None else self._env,
             prompt_id=prompt_id,
+            needs_key=spec is not None and spec.needs_key,
         )
         loaded = steps.load_output_schema(definition, self._validator)
         contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
@@ -321,9 +325,14 @@ class Runner:
             prompt_id=prompt_id,
             media=media_bytes(rendered.messages, artifacts),
         )
-        check_media(llm_request, prompt_id=prompt_id, profile=profile.name)
-        # What the provider's adapter sends: prepare shows that, not the request before it.
-        view = wire_view(llm_request)
+        if spec is None:  # a provider only an injected client knows: sent as it is
+            view = WireView(llm_request.system, None, ())
+        else:
+            if llm_request.media:
+                limits = spec.media_limits(target.endpoint, profile.options, profile.name)
+                check_media(llm_request, limits, prompt_id=prompt_id, profile=profile.name)
+            # What the provider's adapter sends: prepare shows that, not the request before it.
+            view = spec.wire_view(llm_request)
         prompt_hash, request_hash = prompt_and_request_hashes(
             rendered, llm_request, contract.schema_hash, shown_system=view.system
         )
@@ -350,11 +359,13 @@ class Runner:
         return _Plan(prepared=prepared, request=llm_request)
 
     def _effective(
-        self, profile: Profile, request: RunRequest
+        self, profile: Profile, request: RunRequest, spec: ProviderSpec | None
     ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
         """Merged settings, their sources and the target: a function of the profile and the
-        overrides alone."""
-        return self._effective_memo.get((profile,), request.overrides, _effective, profile, request)
+        overrides alone (the profile's provider spec is fixed for this runner)."""
+        return self._effective_memo.get(
+            (profile,), request.overrides, _effective, profile, request, spec
+        )
 
     def _contract(
         self,
@@ -555,10 +566,11 @@ class Runner:
 
 
 def _effective(
-    profile: Profile, request: RunRequest
+    profile: Profile, request: RunRequest, spec: ProviderSpec | None
 ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
     settings, sources = steps.merge_settings(profile, request)
-    return settings, sources, steps.target_for(profile, request)
+    needs_key = spec is not None and spec.needs_key
+    return settings, sources, steps.target_for(profile, request, needs_key=needs_key)
 
 
 def _contract(

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from scriptorium import Engine, RunRequest
 from scriptorium.batch.job import resume, submit
-from scriptorium.batch.provider import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.batch.store import StateFile
+from scriptorium.llm.batches import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.usecase.model import RunResult

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from scriptorium.batch import state as machine
-from scriptorium.batch.provider import BatchLimits, Entry, RemoteBatch
 from scriptorium.batch.state import BatchState, Row
+from scriptorium.llm.batches import BatchLimits, Entry, RemoteBatch
 
 LIMITS = BatchLimits(max_requests=3, max_bytes=1000)
 

@@ -1,0 +1,280 @@
+"""The provider registry: everything scriptorium knows about a provider, in one place per provider.
+
+A :class:`ProviderSpec` says what a provider needs (a key, its variable), what it takes (which
+settings it sends, its media rules), what ``prepare`` shows as sent (its wire view), how its
+clients are built and, where it has one, its batch API. The use case, the router, media checks,
+``check``, the kernel and provider batches ask a :class:`Registry` for the spec by the profile's
+``provider`` name; no module outside a provider's own code compares that name to a string.
+
+The built-in specs are named here by the module that holds them and imported on first use, so
+importing this module loads no provider code (and no SDK). Third-party providers plug in through
+the entry-point group ``scriptorium.providers`` (an object that is a ``ProviderSpec`` or a
+zero-argument callable returning one) or ``Engine(providers=[...])``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scriptorium.errors import LLMGenerateError
+
+if TYPE_CHECKING:
+    from scriptorium.llm.batches import BatchLimits, BatchProvider
+    from scriptorium.llm.client import Client
+    from scriptorium.llm.media import MediaLimits
+    from scriptorium.llm.model import LLMRequest
+    from scriptorium.llm.retry import RetryHooks
+    from scriptorium.profile.model import ExecutionSettings
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ProviderConfig",
+    "ProviderSpec",
+    "Registry",
+    "WireView",
+    "default_registry",
+]
+
+log = logging.getLogger("scriptorium.llm")
+
+#: The entry-point group third-party packages declare their providers in.
+ENTRY_POINT_GROUP = "scriptorium.providers"
+
+
+class WireView:
+    """What a request looks like on the wire, as far as ``prepare`` shows it: the system text
+    sent, the structured-output strategy used (None when unknown or not structured) and the
+    settings left out."""
+
+    __slots__ = ("ignored_settings", "strategy", "system")
+
+    def __init__(self, system: str | None, strategy: str | None, ignored: tuple[str, ...]) -> None:
+        self.system = system
+        self.strategy = strategy
+        self.ignored_settings = ignored
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """What a spec's client factory gets to build the client of one provider."""
+
+    provider: str
+    #: The profile's ``options`` (empty for specs whose clients are shared by every profile).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: The profile file, for paths in ``options`` relative to it.
+    source: str | None = None
+    hooks: RetryHooks | None = None
+    #: The client of another provider with the same options (``replay`` records through it).
+    resolve: Callable[[str], Client] | None = None
+
+
+#: ``(endpoint, options, profile name) -> MediaLimits | None`` (None: any media, the client decides).
+MediaRules = Callable[[str | None, Mapping[str, Any], str | None], "MediaLimits | None"]
+#: ``(request) -> WireView``: what the adapter sends that the request alone does not say.
+WireRule = Callable[["LLMRequest"], WireView]
+#: ``(request, limits, hooks) -> BatchProvider``: the provider's batch API for a run's request.
+BatchFactory = Callable[["LLMRequest", "BatchLimits | None", "RetryHooks"], "BatchProvider"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderSpec:
+    """Everything scriptorium knows about one provider. Only ``name`` and ``client`` are needed;
+    every other field has the meaning of "nothing special" when left out."""
+
+    name: str
+    #: Builds the provider's client (sync, and async where it has ``agenerate``).
+    client: Callable[[ProviderConfig], Client]
+    #: Whether ``client`` is built once per profile (its ``options`` and file) or once for all.
+    per_profile: bool = True
+    #: Whether a call cannot be made without a key (known by name, whatever client is injected).
+    needs_key: bool = False
+    #: The key variable a profile of this provider usually names.
+    key_env: str | None = None
+    #: The SDK's own base-URL variable, honoured when a profile names no endpoint.
+    base_url_env: str | None = None
+    #: The distribution extra that brings its SDK, for install hints.
+    extra: str | None = None
+    #: The SDK's import name (checked for presence without importing it).
+    sdk_module: str | None = None
+    #: Settings its API does not take: shown by ``prepare`` as ``ignored``, never sent.
+    ignored_settings: tuple[str, ...] = ()
+    #: What ``prepare`` shows as sent (None: the request as it is).
+    wire: WireRule | None = None
+    #: Its media rules (None: any media; the client decides).
+    media: MediaRules | None = None
+    #: Its batch API (None: it has none).
+    batches: BatchFactory | None = None
+    #: The most one batch of it may hold, when it has a batch API.
+    batch_limits: BatchLimits | None = None
+    #: Problems in a profile's ``options`` (and its file), as messages for ``check``.
+    check_options: Callable[[Mapping[str, Any], str | None], Iterable[str]] | None = None
+
+    def ignored(self, settings: ExecutionSettings) -> tuple[str, ...]:
+        """The settings that have a value but that this provider's adapter does not send."""
+        return tuple(n for n in self.ignored_settings if getattr(settings, n) is not None)
+
+    def wire_view(self, request: LLMRequest) -> WireView:
+        """What ``request`` looks like on this provider's wire."""
+        if self.wire is not None:
+            return self.wire(request)
+        return WireView(request.system, None, self.ignored(request.settings))
+
+    def option_problems(self, options: Mapping[str, Any], source: str | None) -> list[str]:
+        """What is wrong with a profile's ``options`` for this provider (for ``check``)."""
+        return [] if self.check_options is None else list(self.check_options(options, source))
+
+    def media_limits(
+        self, endpoint: str | None, options: Mapping[str, Any], profile: str | None = None
+    ) -> MediaLimits | None:
+        """This provider's media rules for a target (None: any media)."""
+        return None if self.media is None else self.media(endpoint, options, profile)
+
+
+#: The built-in providers, by the ``module:attribute`` holding each spec (imported on first use).
+BUILTIN: Mapping[str, str] = {
+    "anthropic": "scriptorium.llm.builtin:ANTHROPIC",
+    "openai": "scriptorium.llm.builtin:OPENAI",
+    "fake": "scriptorium.llm.builtin:FAKE",
+    "replay": "scriptorium.llm.builtin:REPLAY",
+}
+
+
+def _load(reference: str) -> Any:
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _as_spec(value: Any, origin: str) -> ProviderSpec:
+    if not isinstance(value, ProviderSpec) and callable(value):
+        value = value()
+    if not isinstance(value, ProviderSpec):
+        raise TypeError(f"{origin} is {type(value).__name__}, not a ProviderSpec")
+    return value
+
+
+class Registry:
+    """The providers a project can use: the built-in ones, ``specs`` given in code, and those
+    third-party packages declare as entry points (looked up only when a name is not found
+    otherwise, and only when ``entry_points`` is true).
+
+    A spec whose name clashes with a built-in is refused with ``LLMGenerateError(reason="config")``.
+    An entry point that fails to load is recorded in :attr:`problems` (``check`` reports them) and
+    never breaks a project that does not name it.
+    """
+
+    def __init__(self, specs: Iterable[ProviderSpec] = (), *, entry_points: bool = True) -> None:
+        self._given: dict[str, ProviderSpec] = {}
+        for spec in specs:
+            if not isinstance(spec, ProviderSpec):
+                raise LLMGenerateError(
+                    f"providers must be ProviderSpec objects, not {type(spec).__name__}",
+                    reason="config",
+                )
+            self._refuse_clash(spec.name, "Engine(providers=...)")
+            self._given[spec.name] = spec
+        self._builtin: dict[str, ProviderSpec] = {}
+        self._entry_points = entry_points
+        self._plugins: dict[str, ProviderSpec] | None = None
+        self._problems: list[str] = []
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _refuse_clash(name: str, origin: str) -> None:
+        if name in BUILTIN:
+            raise LLMGenerateError(
+                f"{origin}: a provider named {name!r} is built in and cannot be replaced",
+                reason="config",
+                provider=name,
+            )
+
+    def find(self, name: str) -> ProviderSpec | None:
+        """The spec of ``name``, or None when no provider has that name."""
+        spec = self._builtin.get(name) or self._given.get(name)
+        if spec is not None:
+            return spec
+        reference = BUILTIN.get(name)
+        if reference is not None:
+            with self._lock:
+                spec = self._builtin.get(name)
+                if spec is None:
+                    spec = self._builtin[name] = _as_spec(_load(reference), reference)
+            return spec
+        return self._plugin_specs().get(name)
+
+    def get(self, name: str) -> ProviderSpec:
+        """The spec of ``name``; ``LLMGenerateError(reason="config")`` naming the known providers
+        (and the closest one) when there is none."""
+        spec = self.find(name)
+        if spec is None:
+            raise LLMGenerateError(
+                self.unknown_message(name), reason="config", provider=name[:64] or None
+            )
+        return spec
+
+    def unknown_message(self, name: str) -> str:
+        """What to tell someone who named a provider that does not exist."""
+        known = self.names()
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"unknown provider {name[:64]!r} (known: {', '.join(known)}){hint}"
+
+    def names(self) -> tuple[str, ...]:
+        """Every provider name this registry can serve, sorted."""
+        return tuple(sorted({*BUILTIN, *self._given, *self._plugin_specs()}))
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Entry points that could not be loaded, each as a one-line message."""
+        self._plugin_specs()
+        return tuple(self._problems)
+
+    def _plugin_specs(self) -> dict[str, ProviderSpec]:
+        plugins = self._plugins
+        if plugins is not None:
+            return plugins
+        with self._lock:
+            if self._plugins is None:
+                self._plugins = self._discover() if self._entry_points else {}
+            return self._plugins
+
+    def _discover(self) -> dict[str, ProviderSpec]:
+        from importlib.metadata import entry_points
+
+        found: dict[str, ProviderSpec] = {}
+        try:
+            points = entry_points(group=ENTRY_POINT_GROUP)
+        except Exception as err:  # a broken installation's metadata: no plugins, said once
+            self._problems.append(f"entry points of {ENTRY_POINT_GROUP!r}: {type(err).__name__}")
+            return found
+        for point in points:
+            origin = f"entry point {point.name!r} ({point.value})"
+            try:
+                spec = _as_spec(point.load(), origin)
+                if spec.name in BUILTIN or spec.name in self._given:
+                    raise ValueError(f"its provider name {spec.name!r} is already taken")
+            except Exception as err:
+                log.debug("provider %s failed to load", origin, exc_info=True)
+                self._problems.append(f"{origin} does not load: {type(err).__name__}: {err}"[:300])
+                continue
+            found[spec.name] = spec
+        return found
+
+
+_default: Registry | None = None
+_default_lock = threading.Lock()
+
+
+def default_registry() -> Registry:
+    """The registry of the built-in providers and installed entry points (one per process)."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = Registry()
+    return _default
