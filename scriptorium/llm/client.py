@@ -1,12 +1,35 @@
-"""The ports through which the use case calls a model."""
+"""The ports through which the use case calls a model: generation (sync and async) and the small
+optional capabilities an adapter may add (streaming, token counting, verifying a profile).
+
+Code that uses a capability asks :func:`supports` (an ``isinstance`` check against the
+capability's Protocol, remembered per class because a runtime-checkable ``isinstance`` is slow on
+a hot path) instead of probing for attributes with ``getattr``.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 
-__all__ = ["AsyncClient", "Client"]
+if TYPE_CHECKING:
+    from pydantic import SecretStr
+
+__all__ = [
+    "AsyncClient",
+    "AsyncStreamingClient",
+    "Client",
+    "StreamItem",
+    "StreamingClient",
+    "TokenCounter",
+    "Verifier",
+    "supports",
+]
+
+#: What a client's stream yields: text chunks as they arrive, then the complete response.
+StreamItem: TypeAlias = "str | LLMResponse"
 
 
 @runtime_checkable
@@ -25,3 +48,59 @@ class AsyncClient(Protocol):
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The model's response to ``request``."""
         ...
+
+
+@runtime_checkable
+class StreamingClient(Protocol):
+    """A client that can stream: text chunks as they arrive, then the complete response."""
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """The response to ``request``, as it is written."""
+        ...
+
+
+@runtime_checkable
+class AsyncStreamingClient(Protocol):
+    """The async twin of :class:`StreamingClient`."""
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The response to ``request``, as it is written."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A client that can count a request's input tokens with the provider (``prepare
+    --count-tokens``); None when it cannot for this request."""
+
+    def count_tokens(self, request: LLMRequest) -> int | None:
+        """The input tokens ``request`` would send."""
+        ...
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """A client that can prove a profile's key, endpoint and model with a minimal real request
+    (``scriptorium verify``)."""
+
+    def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
+        """The answer to the smallest request that proves ``target`` works with ``api_key``."""
+        ...
+
+
+_known: dict[tuple[type, type], bool] = {}
+_known_lock = threading.Lock()
+
+
+def supports(client: object, capability: type) -> bool:
+    """Whether ``client`` has ``capability`` (one of the Protocols above), decided once per class
+    of client."""
+    key = (type(client), capability)
+    answer = _known.get(key)
+    if answer is None:
+        answer = isinstance(client, capability)
+        with _known_lock:
+            if len(_known) > 1024:
+                _known.clear()
+            _known[key] = answer
+    return answer

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.client import AsyncStreamingClient, StreamingClient, StreamItem
 from scriptorium.llm.model import LLMRequest, LLMResponse
 
 __all__ = [
@@ -33,28 +34,6 @@ __all__ = [
     "rest",
     "stream_of",
 ]
-
-#: What a client's stream yields: text chunks, then the complete response.
-StreamItem = str | LLMResponse
-
-
-@runtime_checkable
-class StreamingClient(Protocol):
-    """A client that can stream: text chunks as they arrive, then the complete response."""
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """The response to ``request``, as it is written."""
-        ...
-
-
-@runtime_checkable
-class AsyncStreamingClient(Protocol):
-    """The async twin of :class:`StreamingClient`."""
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The response to ``request``, as it is written."""
-        ...
-
 
 def chunked(text: str, pieces: int = 4) -> list[str]:
     """``text`` cut into about ``pieces`` non-empty chunks (fewer for short texts), in order.
