@@ -16,10 +16,10 @@ attributes.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.client import AsyncClient, Client, StreamItem
+from scriptorium.llm.client import AsyncClient, Client, StreamItem, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.streaming import astream_of, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
@@ -134,8 +134,8 @@ def stream(step: Step, callees: Callees) -> Generator[StreamItem, None, None]:
                     return
                 yield _text(item)
         finally:
-            if isinstance(items, _Closable):
-                items.close()
+            if supports(items, _Closable):
+                cast(_Closable, items).close()
 
 
 async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, None]:
@@ -149,8 +149,8 @@ async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, No
                     return
                 yield _text(item)
         finally:
-            if isinstance(items, _AsyncClosable):
-                await items.aclose()
+            if supports(items, _AsyncClosable):
+                await cast(_AsyncClosable, items).aclose()
 
 
 def _opened(step: Step, callees: Callees) -> Iterator[StreamItem]:
