@@ -19,11 +19,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Protocol, cast, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.client import AsyncClient, Client, StreamItem, supports
+from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.streaming import astream_of, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
 from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
+from scriptorium.usecase.plan import Plan
 from scriptorium.usecase.repair import (
     AsyncOutputRepairer,
     AsyncStreamingRepairer,
@@ -33,7 +34,7 @@ from scriptorium.usecase.repair import (
     StreamingRepairer,
 )
 
-__all__ = ["Callees", "acall", "astream", "boundary", "call", "stream"]
+__all__ = ["Callees", "acall", "astream", "boundary", "call", "count_tokens", "stream"]
 
 
 class Callees:
@@ -99,6 +100,19 @@ async def acall(step: Step, callees: Callees) -> Outcome:
             return checked_response(await _agenerate(callees, step.request))
     except LLMGenerateError as err:
         return err
+
+
+def count_tokens(plan: Plan, client: object) -> int | None:
+    """The input tokens of ``plan``'s request as the client counts them (its ``count_tokens``,
+    e.g. Anthropic's counting endpoint), inside the LLM boundary; None when it has no count (no
+    such method, or an answer that is not a count)."""
+    if not supports(client, TokenCounter):
+        return None
+    with LLMBoundary(plan.prepared, plan.request, "counting tokens"):
+        counted = cast(TokenCounter, client).count_tokens(plan.request)
+    if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
+        return counted
+    return None
 
 
 async def _agenerate(callees: Callees, request: LLMRequest) -> LLMResponse:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import cast
 
 import scriptorium.usecase.calls as calls
 from scriptorium.artifact.reader import Reader
-from scriptorium.llm.client import AsyncClient, Client, TokenCounter, supports
+from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, TokenCount
 from scriptorium.llm.registry import Registry, default_registry
 from scriptorium.llm.tokens import estimate_input_tokens
@@ -24,7 +23,6 @@ from scriptorium.observe.observer import Observer
 from scriptorium.profile.repository import Repository as ProfileRepository
 from scriptorium.prompt.renderer import Renderer
 from scriptorium.promptdef.repository import Repository as PromptRepository
-from scriptorium.usecase.boundary import LLMBoundary
 from scriptorium.usecase.calls import Callees
 from scriptorium.usecase.flow import Answer, RunFlow
 from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
@@ -136,20 +134,10 @@ class Runner:
         (``count_tokens``, e.g. Anthropic's counting endpoint), else a local estimate."""
         plan = self._planner.plan(request)
         target = plan.prepared.target
-        client = self._callees.client
-        if supports(client, TokenCounter):
-            with LLMBoundary(plan.prepared, plan.request, "counting tokens"):
-                counted = cast(TokenCounter, client).count_tokens(plan.request)
-            if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
-                return TokenCount(
-                    input_tokens=counted,
-                    estimated=False,
-                    provider=target.provider,
-                    model=target.model,
-                )
+        counted = calls.count_tokens(plan, self._callees.client)
         return TokenCount(
-            input_tokens=estimate_input_tokens(plan.request),
-            estimated=True,
+            input_tokens=estimate_input_tokens(plan.request) if counted is None else counted,
+            estimated=counted is None,
             provider=target.provider,
             model=target.model,
         )

@@ -131,6 +131,12 @@ class StreamedRun:
         self.current = _AttemptEvents(step, self.json_output)
         return self.current
 
+    def call_ended(self, events: _AttemptEvents) -> list[StreamEvent]:
+        """The generation of ``events`` ended (answered or failed): the watch is told; its last
+        events."""
+        self.watch.call_ended(events.outcome)
+        return events.last()
+
     def finished(self) -> list[StreamEvent]:
         """The result, reported to the watch; the last events."""
         result = self.result = self.watch.ended(self.flow.result())
@@ -153,6 +159,7 @@ def _events(run: StreamedRun) -> Generator[StreamEvent, None, None]:
         while (step := run.flow.next_step()) is not None:
             events = run.attempt(step)
             yield events.started()
+            run.watch.call_started(step)
             yield from _generation(run, step, events)
             run.flow.send(events.outcome)
         yield from run.finished()
@@ -163,7 +170,6 @@ def _events(run: StreamedRun) -> Generator[StreamEvent, None, None]:
 
 def _generation(run: StreamedRun, step: Step, events: _AttemptEvents) -> Iterator[StreamEvent]:
     """One streamed generation: deltas and partial values as the items arrive."""
-    run.watch.call_started(step)
     items = calls.stream(step, run.callees)
     try:
         with run.watch.scope(step):
@@ -176,8 +182,7 @@ def _generation(run: StreamedRun, step: Step, events: _AttemptEvents) -> Iterato
         events.failed(err)
     finally:
         items.close()
-    run.watch.call_ended(events.outcome)
-    yield from events.last()
+    yield from run.call_ended(events)
 
 
 async def _aevents(run: StreamedRun) -> AsyncGenerator[StreamEvent, None]:
@@ -186,6 +191,7 @@ async def _aevents(run: StreamedRun) -> AsyncGenerator[StreamEvent, None]:
         while (step := run.flow.next_step()) is not None:
             events = run.attempt(step)
             yield events.started()
+            run.watch.call_started(step)
             async with aclosing(_ageneration(run, step, events)) as generation:
                 async for event in generation:
                     yield event
@@ -201,7 +207,6 @@ async def _ageneration(
     run: StreamedRun, step: Step, events: _AttemptEvents
 ) -> AsyncGenerator[StreamEvent, None]:
     """The async twin of :func:`_generation`."""
-    run.watch.call_started(step)
     items = calls.astream(step, run.callees)
     try:
         with run.watch.scope(step):
@@ -215,8 +220,7 @@ async def _ageneration(
         events.failed(err)
     finally:
         await items.aclose()
-    run.watch.call_ended(events.outcome)
-    for event in events.last():
+    for event in run.call_ended(events):
         yield event
 
 
