@@ -32,7 +32,7 @@ from scriptorium.usecase.stream import AsyncRunStream, RunStream, StreamedRun
 from scriptorium.usecase.watch import watch_for
 from scriptorium.validate.validator import Validator
 
-__all__ = ["Clock", "NewId", "Runner"]
+__all__ = ["Runner"]
 
 #: Returns the current time, timezone-aware.
 Clock = Callable[[], datetime]
