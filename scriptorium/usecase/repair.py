@@ -15,7 +15,15 @@ from scriptorium.prompt.model import Message
 from scriptorium.usecase.model import PreparedRun
 from scriptorium.validate.model import ValidationIssue
 
-__all__ = ["DefaultOutputRepairer", "OutputRepairer", "RepairContext", "RepairResult"]
+__all__ = [
+    "AsyncOutputRepairer",
+    "AsyncStreamingRepairer",
+    "DefaultOutputRepairer",
+    "OutputRepairer",
+    "RepairContext",
+    "RepairResult",
+    "StreamingRepairer",
+]
 
 # Issues listed in a repair request; beyond this the model gets a count, so a pathological output
 # cannot make the repair prompt larger than the thing being repaired.
@@ -49,6 +57,38 @@ class OutputRepairer(Protocol):
 
     def repair(self, context: RepairContext) -> RepairResult:
         """A new generation meant to satisfy the contract."""
+        ...
+
+
+# The optional capabilities of a repairer, asked with ``llm.client.supports`` (not getattr).
+
+
+@runtime_checkable
+class AsyncOutputRepairer(Protocol):
+    """A repairer with an async twin of ``repair`` (else an async run calls ``repair`` in a worker
+    thread)."""
+
+    async def arepair(self, context: RepairContext) -> RepairResult:
+        """The async twin of :meth:`OutputRepairer.repair`."""
+        ...
+
+
+@runtime_checkable
+class StreamingRepairer(Protocol):
+    """A repairer that streams its generation (else a streamed run shows the repair as one
+    chunk): text chunks, then the complete response, as a streaming client yields them."""
+
+    def stream(self, context: RepairContext) -> Iterator[StreamItem]:
+        """The repair generation, as it is written."""
+        ...
+
+
+@runtime_checkable
+class AsyncStreamingRepairer(Protocol):
+    """The async twin of :class:`StreamingRepairer`."""
+
+    def astream(self, context: RepairContext) -> AsyncIterator[StreamItem]:
+        """The repair generation, as it is written."""
         ...
 
 

@@ -1,9 +1,9 @@
 """Streamed runs: the run flow of :class:`~scriptorium.usecase.runner.Runner`, driven so that the
 consumer sees the text as it is written.
 
-The flow itself (generate, judge, repair, result) is the runner's generator, unchanged; only the
-drivers differ. Where ``run`` sends a generation request to ``client.generate``, these drivers
-read ``client.stream`` (``astream``) chunk by chunk and turn each chunk into events with an
+The flow (generate, judge, repair, result), the call step and the watch are the ones every run
+uses; only the drivers differ. Where ``run`` makes a step with ``calls.call``, these drivers read
+``calls.stream`` (``calls.astream``) item by item and turn each chunk into events with an
 :class:`_AttemptEvents`, which holds every streaming rule and does no I/O; the sync and the async
 driver share it. A repair is asked for after the stream ended, exactly as ``run`` asks, and is
 announced with ``AttemptStarted(kind="repair")``; a repairer with ``stream`` / ``astream`` (the
@@ -11,96 +11,94 @@ default one has them) streams its text too, any other gives it as one delta.
 
 Errors: everything a client raises goes through the same LLM boundary as in ``run``; an
 ``LLMGenerateError`` after the first delta carries the text delivered so far as ``partial_text``.
+A stream closed before its end ends the observation as ``cancelled``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
-from datetime import datetime
-from functools import partial
+from collections.abc import AsyncGenerator, Generator, Iterator
+from contextlib import aclosing
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal
 
+import scriptorium.usecase.calls as calls
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.model import LLMRequest, LLMResponse
-from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
-from scriptorium.observe import scope as run_scope
-from scriptorium.usecase import observed
-from scriptorium.usecase.boundary import checked_response
+from scriptorium.llm.client import StreamItem
+from scriptorium.llm.model import LLMResponse
+from scriptorium.usecase.calls import Callees
 from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
-from scriptorium.usecase.model import RunRequest, RunResult
+from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
+from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.repair import RepairResult
+from scriptorium.usecase.watch import RunWatch
 from scriptorium.validate.partial import PartialJSON
 
-if TYPE_CHECKING:
-    from contextvars import Token
-
-    from scriptorium.observe.observer import GenerationKind, GenerationObservation, Observer
-    from scriptorium.observe.scope import RunScope
-    from scriptorium.usecase.runner import Runner, _Plan
-
-__all__ = ["AsyncRunStream", "RunStream"]
+__all__ = ["AsyncRunStream", "RunStream", "StreamedRun"]
 
 _JSON_FORMATS = ("json", "json_schema")
 
 
 class _AttemptEvents:
-    """The events of one generation, from its chunks: the streaming rules without the I/O."""
+    """The events of one streamed generation, from its items: the streaming rules without the
+    I/O."""
 
-    __slots__ = ("attempt", "parser", "parts")
+    __slots__ = ("_outcome", "parser", "parts", "step")
 
-    def __init__(self, attempt: int, json_output: bool) -> None:
-        self.attempt = attempt
+    def __init__(self, step: Step, json_output: bool) -> None:
+        self.step = step
         self.parts: list[str] = []
         self.parser = PartialJSON() if json_output else None
+        self._outcome: Outcome | None = None
 
-    def delta(self, item: object) -> TextDelta | None:
-        """The delta of one chunk (None for an empty one)."""
-        if not isinstance(item, str):
-            raise LLMGenerateError(
-                f"the client streamed {type(item).__name__}, not text", reason="invalid_response"
-            )
-        if not item:
-            return None
-        self.parts.append(item)
-        return TextDelta(text=item, attempt=self.attempt)
+    @property
+    def outcome(self) -> Outcome:
+        """What the generation gave, for the flow, once it ended (answered or failed)."""
+        if self._outcome is None:
+            raise RuntimeError("the generation has not ended")
+        return self._outcome
 
-    def partial(self, item: str) -> PartialValue | None:
-        """The partial value after ``item``, when it changed. Asked after the delta was handed
-        out, so parsing never delays the text."""
+    def started(self) -> AttemptStarted:
+        """The event announcing the generation."""
+        kind: Literal["initial", "repair"] = (
+            "repair" if isinstance(self.step, Repair) else "initial"
+        )
+        return AttemptStarted(attempt=self.step.attempt, kind=kind)
+
+    def chunk(self, text: str) -> Iterator[StreamEvent]:
+        """The delta of one chunk (none for an empty one), then the partial value after it when
+        it changed: computed once the delta was handed out, so parsing never delays the text."""
+        if not text:
+            return
+        self.parts.append(text)
+        yield TextDelta(text=text, attempt=self.step.attempt)
         parser = self.parser
-        if parser is not None and parser.feed(item):
-            return PartialValue(value=parser.value, attempt=self.attempt)
-        return None
+        if parser is not None and parser.feed(text):
+            yield PartialValue(value=parser.value, attempt=self.step.attempt)
 
-    def end(self, response: LLMResponse | None) -> tuple[LLMResponse, list[StreamEvent]]:
-        """The attempt's response (the chunks joined when the client sent none) and the last
-        partial value, once the whole text can be read."""
-        if response is None:
-            response = LLMResponse(text="".join(self.parts))
-        events: list[StreamEvent] = []
-        parser = self.parser
-        if parser is not None and parser.finish():
-            events.append(PartialValue(value=parser.value, attempt=self.attempt))
-        return response, events
+    def answered(self, last: StreamItem | None) -> None:
+        """The generation ended with ``last``, its response (the chunks joined when the client
+        sent none)."""
+        response = last if isinstance(last, LLMResponse) else LLMResponse(text="".join(self.parts))
+        self._outcome = (
+            RepairResult(response=response) if isinstance(self.step, Repair) else response
+        )
 
-    def whole(self, text: str) -> list[StreamEvent]:
-        """The events of a text that arrived in one piece (a repair)."""
-        events: list[StreamEvent] = []
-        delta = self.delta(text)
-        if delta is not None:
-            events.append(delta)
-            partial = self.partial(text)
-            if partial is not None:
-                events.append(partial)
-        return events + self.end(None)[1]
-
-    def failed(self, err: LLMGenerateError) -> LLMGenerateError:
-        """``err`` with the text delivered so far as ``partial_text``."""
+    def failed(self, err: LLMGenerateError) -> None:
+        """The generation failed with ``err``, which gets the text delivered so far as
+        ``partial_text``."""
         if self.parts and err.partial_text is None:
             err.partial_text = "".join(self.parts)
-        return err
+        self._outcome = err
+
+    def last(self) -> list[StreamEvent]:
+        """The last partial value of an answered generation, now that the whole text can be
+        read."""
+        parser = self.parser
+        answered = not isinstance(self._outcome, LLMGenerateError)
+        if parser is not None and answered and parser.finish():
+            return [PartialValue(value=parser.value, attempt=self.step.attempt)]
+        return []
 
     def settled(self, result: RunResult) -> list[StreamEvent]:
         """The validated value as the last partial value, when the streamed text alone could not
@@ -111,322 +109,119 @@ class _AttemptEvents:
             return []
         if parser.has_value and parser.value == value:
             return []
-        return [PartialValue(value=value, attempt=self.attempt)]
+        return [PartialValue(value=value, attempt=self.step.attempt)]
 
 
-class _Watched:
-    """What the runner's observer sees of a streamed run: the calls ``run`` makes to it (start,
-    prepared, each generation, end), each guarded so watching never changes the outcome."""
+class StreamedRun:
+    """A prepared run being streamed: its flow, what it calls, its watch, and what both drivers
+    keep between events (the current attempt's events, the result)."""
 
-    __slots__ = ("generation", "open", "run")
+    __slots__ = ("callees", "current", "flow", "json_output", "result", "watch")
 
-    def __init__(self, observer: Observer, run_id: str, prompt_id: str) -> None:
-        self.run = observed._guarded("start_run", observer.start_run, run_id, prompt_id)
-        self.generation: GenerationObservation | None = None
-        self.open = True
+    def __init__(self, flow: RunFlow, callees: Callees, watch: RunWatch) -> None:
+        self.flow = flow
+        self.callees = callees
+        self.watch = watch
+        self.json_output = flow.plan.prepared.output.format in _JSON_FORMATS
+        self.current: _AttemptEvents | None = None
+        self.result: RunResult | None = None
 
-    def prepared(self, plan: _Plan) -> None:
-        if self.run is not None:
-            observed._guarded("prepared", self.run.prepared, plan.prepared)
+    def attempt(self, step: Step) -> _AttemptEvents:
+        """The events of the generation ``step`` asks for."""
+        self.current = _AttemptEvents(step, self.json_output)
+        return self.current
 
-    def call_started(self, kind: GenerationKind, request: LLMRequest) -> None:
-        if self.run is not None:
-            self.generation = observed._guarded("generation", self.run.generation, kind, request)
+    def call_ended(self, events: _AttemptEvents) -> list[StreamEvent]:
+        """The generation of ``events`` ended (answered or failed): the watch is told; its last
+        events."""
+        self.watch.call_ended(events.outcome)
+        return events.last()
 
-    def call_ended(self, outcome: object, error: BaseException | None) -> None:
-        generation, self.generation = self.generation, None
-        if generation is None:
-            return
-        if isinstance(outcome, RepairResult):
-            outcome = outcome.response
-        if isinstance(outcome, LLMGenerateError):
-            outcome, error = None, outcome
-        response = outcome if isinstance(outcome, LLMResponse) else None
-        observed._guarded("generation end", generation.end, response, error)
+    def finished(self) -> list[StreamEvent]:
+        """The result, reported to the watch; the last events."""
+        result = self.result = self.watch.ended(self.flow.result())
+        settled = [] if self.current is None else self.current.settled(result)
+        return [*settled, Done(result=result)]
 
-    def ended(self, result: RunResult | None, error: BaseException | None) -> None:
-        if not self.open:
-            return
-        self.open = False
+    def failed(self, error: BaseException) -> None:
+        """The run failed with ``error``; a stream closed or cancelled before its end counts as
+        cancelled."""
         if isinstance(error, GeneratorExit | asyncio.CancelledError):
             error = LLMGenerateError(
                 "the stream was closed before the run ended", reason="cancelled"
             )
-        if self.generation is not None:
-            self.call_ended(None, error)
-        if self.run is not None:
-            observed._guarded("end", self.run.end, result, error)
+        self.watch.failed(error)
 
 
-class _Driver:
-    """What both drivers share: the plan, the flow and the bookkeeping between attempts."""
-
-    def __init__(self, runner: Runner, request: RunRequest, run_id: str, started: datetime) -> None:
-        observer = runner._observer
-        self.watch: _Watched | None = None
-        if observer is not None:
-            prompt_id = request.prompt_id if isinstance(request, RunRequest) else "?"
-            self.watch = _Watched(observer, run_id, prompt_id)
-        try:
-            plan = runner._plan(request)
-        except BaseException as err:
-            self.failed(err)
-            raise
-        if self.watch is not None:
-            self.watch.prepared(plan)
-        self.runner = runner
-        self.plan = plan
-        self.run_id = run_id
-        self.started = started
-        self.flow = runner._flow(plan)
-        self.json_output = plan.prepared.output.format in _JSON_FORMATS
-        self.attempt = 0
-        self.current: _AttemptEvents | None = None
-        self.result: RunResult | None = None
-
-    def begin(self, kind: str) -> AttemptStarted:
-        self.attempt += 1
-        self.current = _AttemptEvents(self.attempt, self.json_output)
-        return AttemptStarted(
-            attempt=self.attempt, kind="initial" if kind == "initial" else "repair"
-        )
-
-    def boundary(self, what: str = "calling the model") -> Any:
-        return self.runner._llm_boundary(self.plan, what)
-
-    def repaired(self, outcome: object) -> list[StreamEvent]:
-        assert self.current is not None
-        if isinstance(outcome, RepairResult):
-            return self.current.whole(outcome.response.text)
-        return []
-
-    def call_started(self, call: Any) -> None:
-        if self.watch is not None:
-            request = getattr(call, "request", None)
-            if request is None:  # a repair: the request it repairs
-                self.watch.call_started("repair", call.context.request)
-            else:
-                self.watch.call_started("initial", request)
-
-    def enter_scope(self) -> Token[RunScope | None] | None:
-        """The run's log scope (and the observed generation, for retry events) while the client
-        is asked for its first item: a context variable is set and reset within that one step,
-        never across a yield to the consumer."""
-        prepared = self.plan.prepared
-        watch = self.watch
-        if watch is None:
-            return run_scope.enter_for_logs(self.run_id, prepared.prompt_id, prepared.request_hash)
-        scope = run_scope.RunScope(
-            self.run_id, prepared.prompt_id, prepared.request_hash, watch.generation
-        )
-        return run_scope.enter(scope)
-
-    def leave_scope(self, token: Token[RunScope | None] | None) -> None:
-        if token is not None:
-            run_scope.leave(token)
-
-    def call_ended(self, outcome: object, error: BaseException | None = None) -> None:
-        if self.watch is not None:
-            self.watch.call_ended(outcome, error)
-
-    def failed(self, error: BaseException) -> None:
-        if self.watch is not None:
-            self.watch.ended(None, error)
-
-    def finish(self, outcome: Any) -> list[StreamEvent]:
-        result = self.runner._result(self.run_id, self.started, self.plan, outcome)
-        self.result = result
-        if self.watch is not None:
-            self.watch.ended(result, None)
-        assert self.current is not None
-        return [*self.current.settled(result), Done(result=result)]
-
-
-def _events(driver: _Driver) -> Generator[StreamEvent, None, None]:
+def _events(run: StreamedRun) -> Generator[StreamEvent, None, None]:
     """The sync driver: the run flow, with generations read from the client's stream."""
     try:
-        yield from _flow_events(driver)
+        while (step := run.flow.next_step()) is not None:
+            events = run.attempt(step)
+            yield events.started()
+            run.watch.call_started(step)
+            yield from _generation(run, step, events)
+            run.flow.send(events.outcome)
+        yield from run.finished()
     except BaseException as err:
-        driver.failed(err)
+        run.failed(err)
         raise
 
 
-def _flow_events(driver: _Driver) -> Generator[StreamEvent, None, None]:
-    from scriptorium.usecase.runner import _Generate
-
-    flow = driver.flow
-    call = next(flow)
-    while True:
-        outcome: Any
-        if isinstance(call, _Generate):
-            yield driver.begin("initial")
-            driver.call_started(call)
-            opened = partial(stream_of, driver.runner._client, call.request)
-            outcome = yield from _generation(driver, opened)
-        else:
-            yield driver.begin("repair")
-            driver.call_started(call)
-            stream = getattr(driver.runner._repairer, "stream", None)
-            if callable(stream):
-                try:
-                    response = yield from _generation(
-                        driver, partial(stream, call.context), "repairing the output"
-                    )
-                except LLMGenerateError as err:
-                    outcome = err  # a failed repair ends the repairs; the flow reports it
-                else:
-                    outcome = RepairResult(response=response)
-            else:
-                outcome = driver.runner._call(call, driver.plan)
-                driver.call_ended(outcome)
-                yield from driver.repaired(outcome)
-        try:
-            call = flow.send(outcome)
-        except StopIteration as done:
-            yield from driver.finish(done.value)
-            return
-
-
-def _generation(
-    driver: _Driver,
-    open_items: Callable[[], Iterator[StreamItem]],
-    what: str = "calling the model",
-) -> Generator[StreamEvent, None, LLMResponse]:
-    """One streamed generation: deltas and partial values as the items arrive; its response."""
-    attempt = driver.current
-    assert attempt is not None
-    response: LLMResponse | None = None
-    items: Iterator[StreamItem] | None = None
+def _generation(run: StreamedRun, step: Step, events: _AttemptEvents) -> Iterator[StreamEvent]:
+    """One streamed generation: deltas and partial values as the items arrive."""
+    items = calls.stream(step, run.callees)
     try:
-        with driver.boundary(what):
-            items = iter(open_items())
-            token = driver.enter_scope()
-            try:
-                first = next(items, None)  # the retries, if any, happen in here
-            finally:
-                driver.leave_scope(token)
-            item = first
-            while item is not None:
-                if isinstance(item, LLMResponse):
-                    response = item
-                    break
-                delta = attempt.delta(item)
-                if delta is not None:
-                    yield delta
-                    partial = attempt.partial(delta.text)
-                    if partial is not None:
-                        yield partial
-                item = next(items, None)
-            response = checked_response(response) if response is not None else None
+        with run.watch.scope(step):
+            item = next(items, None)  # the opening and the retries, if any, happen in here
+        while isinstance(item, str):
+            yield from events.chunk(item)
+            item = next(items, None)
+        events.answered(item)
     except LLMGenerateError as err:
-        driver.call_ended(None, attempt.failed(err))
-        raise
+        events.failed(err)
     finally:
-        close = getattr(items, "close", None)
-        if close is not None:
-            close()
-    final, events = attempt.end(response)
-    driver.call_ended(final)
-    yield from events
-    return final
+        items.close()
+    yield from run.call_ended(events)
 
 
-async def _aevents(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
-    """The async driver: the same flow, the same events, over ``astream``."""
+async def _aevents(run: StreamedRun) -> AsyncGenerator[StreamEvent, None]:
+    """The async driver: the same flow, the same events, over ``calls.astream``."""
     try:
-        async for event in _aflow_events(driver):
+        while (step := run.flow.next_step()) is not None:
+            events = run.attempt(step)
+            yield events.started()
+            run.watch.call_started(step)
+            async with aclosing(_ageneration(run, step, events)) as generation:
+                async for event in generation:
+                    yield event
+            run.flow.send(events.outcome)
+        for event in run.finished():
             yield event
     except BaseException as err:
-        driver.failed(err)
+        run.failed(err)
         raise
-
-
-async def _aflow_events(driver: _Driver) -> AsyncGenerator[StreamEvent, None]:
-    from scriptorium.usecase.runner import _Generate
-
-    flow = driver.flow
-    call = next(flow)
-    while True:
-        outcome: Any
-        holder: list[LLMResponse] = []
-        if isinstance(call, _Generate):
-            yield driver.begin("initial")
-            driver.call_started(call)
-            aopened = partial(astream_of, driver.runner._client, call.request)
-            async for event in _ageneration(driver, aopened, holder):
-                yield event
-            outcome = holder[0]
-        else:
-            yield driver.begin("repair")
-            driver.call_started(call)
-            astream = getattr(driver.runner._repairer, "astream", None)
-            if callable(astream):
-                try:
-                    async for event in _ageneration(
-                        driver, partial(astream, call.context), holder, "repairing the output"
-                    ):
-                        yield event
-                except LLMGenerateError as err:
-                    outcome = err  # a failed repair ends the repairs; the flow reports it
-                else:
-                    outcome = RepairResult(response=holder[0])
-            else:
-                outcome = await driver.runner._acall(call, driver.plan)
-                driver.call_ended(outcome)
-                for event in driver.repaired(outcome):
-                    yield event
-        try:
-            call = flow.send(outcome)
-        except StopIteration as done:
-            for event in driver.finish(done.value):
-                yield event
-            return
 
 
 async def _ageneration(
-    driver: _Driver,
-    open_items: Callable[[], AsyncIterator[StreamItem]],
-    holder: list[LLMResponse],
-    what: str = "calling the model",
+    run: StreamedRun, step: Step, events: _AttemptEvents
 ) -> AsyncGenerator[StreamEvent, None]:
-    """The async twin of :func:`_generation`; the response goes into ``holder``."""
-    attempt = driver.current
-    assert attempt is not None
-    response: LLMResponse | None = None
-    items: AsyncIterator[StreamItem] | None = None
+    """The async twin of :func:`_generation`."""
+    items = calls.astream(step, run.callees)
     try:
-        with driver.boundary(what):
-            items = aiter(open_items())
-            token = driver.enter_scope()
-            try:
-                first = await anext(items, None)  # the retries, if any, happen in here
-            finally:
-                driver.leave_scope(token)
-            item = first
-            while item is not None:
-                if isinstance(item, LLMResponse):
-                    response = item
-                    break
-                delta = attempt.delta(item)
-                if delta is not None:
-                    yield delta
-                    partial = attempt.partial(delta.text)
-                    if partial is not None:
-                        yield partial
-                item = await anext(items, None)
-            response = checked_response(response) if response is not None else None
+        with run.watch.scope(step):
+            item = await anext(items, None)  # the opening and the retries, if any, happen here
+        while isinstance(item, str):
+            for event in events.chunk(item):
+                yield event
+            item = await anext(items, None)
+        events.answered(item)
     except LLMGenerateError as err:
-        driver.call_ended(None, attempt.failed(err))
-        raise
+        events.failed(err)
     finally:
-        aclose = getattr(items, "aclose", None)
-        if aclose is not None:
-            await aclose()
-    final, events = attempt.end(response)
-    driver.call_ended(final)
-    for event in events:
+        await items.aclose()
+    for event in run.call_ended(events):
         yield event
-    holder.append(final)
 
 
 class RunStream:
@@ -438,9 +233,9 @@ class RunStream:
     connection. A failure is raised where it happens, and again by :meth:`result`.
     """
 
-    def __init__(self, runner: Runner, request: RunRequest, run_id: str, started: datetime) -> None:
-        self._driver = _Driver(runner, request, run_id, started)
-        self._events = _events(self._driver)
+    def __init__(self, run: StreamedRun) -> None:
+        self._run = run
+        self._events = _events(run)
         self._error: BaseException | None = None
 
     def __iter__(self) -> RunStream:
@@ -463,7 +258,7 @@ class RunStream:
             pass
         if self._error is not None:
             raise self._error
-        result = self._driver.result
+        result = self._run.result
         if result is None:
             raise LLMGenerateError("the stream was closed before the run ended", reason="cancelled")
         return result
@@ -490,9 +285,9 @@ class AsyncRunStream:
     ``await engine.astream(...)`` gives the same object, for code that prefers to await it.
     """
 
-    def __init__(self, runner: Runner, request: RunRequest, run_id: str, started: datetime) -> None:
-        self._driver = _Driver(runner, request, run_id, started)
-        self._events = _aevents(self._driver)
+    def __init__(self, run: StreamedRun) -> None:
+        self._run = run
+        self._events = _aevents(run)
         self._error: BaseException | None = None
 
     def __aiter__(self) -> AsyncRunStream:
@@ -515,7 +310,7 @@ class AsyncRunStream:
             pass
         if self._error is not None:
             raise self._error
-        result = self._driver.result
+        result = self._run.result
         if result is None:
             raise LLMGenerateError("the stream was closed before the run ended", reason="cancelled")
         return result

@@ -126,7 +126,12 @@ def project(tmp_path: Path, server: FakeAnthropicServer) -> Path:
 
 
 def _engine(
-    project: Path, telemetry: Telemetry, *, repair: bool = False, capture: bool | None = None
+    project: Path,
+    telemetry: Telemetry,
+    *,
+    repair: bool = False,
+    capture: bool | None = None,
+    env: dict[str, str] | None = None,
 ) -> Engine:
     observer = OTelObserver(
         tracer_provider=telemetry.tracer_provider,
@@ -136,7 +141,7 @@ def _engine(
     )
     return Engine(
         project,
-        env={"ANTHROPIC_API_KEY": CANARY},
+        env={"ANTHROPIC_API_KEY": CANARY} if env is None else env,
         repair=repair,
         observer=observer,
         retry_hooks=RetryHooks(sleep=_no_sleep, asleep=_no_asleep),
@@ -274,8 +279,8 @@ def test_a_failed_run_marks_both_spans_with_the_error_code_and_never_its_message
 def test_a_run_failing_before_the_call_has_a_run_span_and_no_chat_span(
     project: Path, telemetry: Telemetry
 ) -> None:
-    engine = _engine(project, telemetry)
-    engine.runner._env = {}  # the key variable is unset: APIKeyEnvMissingError in prepare
+    # The key variable is unset: APIKeyEnvMissingError in prepare.
+    engine = _engine(project, telemetry, env={})
     with pytest.raises(Exception, match="ANTHROPIC_API_KEY"):
         engine.run("greet", inputs={"name": "Ada"})
     (run,) = telemetry.finished()

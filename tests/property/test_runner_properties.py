@@ -5,15 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scriptorium import errors
 from scriptorium.profile.model import DEFAULT_SETTINGS, Profile, SettingsPatch
-from scriptorium.testing import FakeClient
+from scriptorium.prompt.jinja import JinjaRenderer
+from scriptorium.testing import (
+    FakeClient,
+    FixedClock,
+    MemoryArtifactReader,
+    MemoryProfileRepository,
+    MemoryPromptRepository,
+    SequentialIds,
+)
 from scriptorium.usecase import Overrides, Runner, RunRequest
 from scriptorium.usecase.prepare import merge_settings
-from tests.conftest import RunnerFactory
+from scriptorium.validate.schema import SchemaValidator
+from tests.conftest import FILES, PROFILES, PROMPTS
 
 fields = {
     "max_tokens": st.none() | st.integers(1, 5000),
@@ -68,45 +77,55 @@ class Exploding:
         return getattr(self._inner, name)
 
 
-# collaborator attribute on Runner, the method to break, and the sentinel expected.
+# collaborator (the Runner's keyword), the method to break, and the sentinel expected.
 TARGETS: list[tuple[str, str, type[errors.ScriptoriumError]]] = [
-    ("_prompts", "get", errors.PromptLoadError),
-    ("_profiles", "get", errors.ProfileLoadError),
-    ("_artifacts", "read", errors.ArtifactLoadError),
-    ("_renderer", "render", errors.PromptRenderError),
-    ("_validator", "load_schema", errors.ValidationError),
-    ("_validator", "validate", errors.ValidationError),
-    ("_client", "generate", errors.LLMGenerateError),
+    ("prompts", "get", errors.PromptLoadError),
+    ("profiles", "get", errors.ProfileLoadError),
+    ("artifacts", "read", errors.ArtifactLoadError),
+    ("renderer", "render", errors.PromptRenderError),
+    ("validator", "load_schema", errors.ValidationError),
+    ("validator", "validate", errors.ValidationError),
+    ("client", "generate", errors.LLMGenerateError),
 ]
 
 
+def _runner(client: FakeClient, attribute: str, method: str, error: BaseException) -> Runner:
+    """A Runner over the in-memory example project whose ``attribute`` collaborator raises
+    ``error`` from ``method``."""
+    collaborators: dict[str, Any] = {
+        "prompts": MemoryPromptRepository(dict(PROMPTS)),
+        "profiles": MemoryProfileRepository(dict(PROFILES)),
+        "artifacts": MemoryArtifactReader(dict(FILES)),
+        "renderer": JinjaRenderer(),
+        "client": client,
+        "validator": SchemaValidator(),
+    }
+    collaborators[attribute] = Exploding(collaborators[attribute], method, error)
+    return Runner(**collaborators, env={}, clock=FixedClock(), new_id=SequentialIds())
+
+
 @pytest.mark.parametrize(("attribute", "method", "sentinel"), TARGETS)
-# make_runner is a factory: sharing it across examples is safe, each example builds its own Runner.
-@settings(
-    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=10, deadline=None)
 @given(error=exceptions)
 def test_any_collaborator_failure_becomes_its_sentinel(
-    make_runner: RunnerFactory,
     attribute: str,
     method: str,
     sentinel: type[errors.ScriptoriumError],
     error: BaseException,
 ) -> None:
     """Whatever a collaborator raises comes out as that step's sentinel with the cause kept."""
-    runner: Runner = make_runner(FakeClient(['{"name": "A", "email": "e"}']))
-    setattr(runner, attribute, Exploding(getattr(runner, attribute), method, error))
+    client = FakeClient(['{"name": "A", "email": "e"}'])
+    runner = _runner(client, attribute, method, error)
     request = RunRequest(prompt_id="extract/contact", artifacts={"document": "doc.txt"})
     with pytest.raises(sentinel) as caught:
         runner.run(request)
     assert caught.value.__cause__ is error
 
 
-def test_own_errors_pass_through_collaborators_unchanged(make_runner: RunnerFactory) -> None:
+def test_own_errors_pass_through_collaborators_unchanged() -> None:
     """A sentinel raised by a collaborator is not re-wrapped."""
     own = errors.ArtifactLoadError("gone", artifact="document")
-    runner: Runner = make_runner(FakeClient())
-    runner._artifacts = Exploding(runner._artifacts, "read", own)
+    runner = _runner(FakeClient(), "artifacts", "read", own)
     with pytest.raises(errors.ArtifactLoadError) as caught:
         runner.run(RunRequest(prompt_id="extract/contact", artifacts={"document": "doc.txt"}))
     assert caught.value is own

@@ -1,0 +1,216 @@
+"""The call step: one step of the run flow made through the client or the repairer, inside the LLM
+boundary, in one place for every driver.
+
+:func:`call` / :func:`acall` make a step and return its outcome; :func:`stream` / :func:`astream`
+make it as a stream of items (text chunks, then the checked response). Either way a failure the
+boundary knows (``LLMGenerateError``, or anything foreign, translated to one) is an *outcome*,
+handed to the flow, which decides what it means; only a test double failing the test and
+``BaseException`` (interrupts, cancellation, a closed stream) go through as themselves.
+
+Async: a client with ``agenerate`` is awaited; a sync-only client runs in a worker thread. A
+repairer with ``arepair`` is awaited; one with only ``repair`` runs in a worker thread. Asked with
+``isinstance`` against the capability Protocols of ``usecase.repair``, never by probing
+attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from typing import Protocol, cast, runtime_checkable
+
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
+from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.streaming import astream_of, stream_of
+from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
+from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
+from scriptorium.usecase.plan import Plan
+from scriptorium.usecase.repair import (
+    AsyncOutputRepairer,
+    AsyncStreamingRepairer,
+    OutputRepairer,
+    RepairContext,
+    RepairResult,
+    StreamingRepairer,
+)
+
+__all__ = ["Callees", "acall", "astream", "boundary", "call", "count_tokens", "stream"]
+
+
+class Callees:
+    """What a run calls: the client and the repairer (None: runs never repair). The client's kinds
+    (sync, async) are decided once per client object: a runtime-checkable ``isinstance`` is slow
+    on every call."""
+
+    __slots__ = ("_kinds", "client", "repairer")
+
+    def __init__(self, client: Client | AsyncClient, repairer: OutputRepairer | None) -> None:
+        self.client = client
+        self.repairer = repairer
+        self._kinds: tuple[Client | None, AsyncClient | None] | None = None
+
+    def kinds(self) -> tuple[Client | None, AsyncClient | None]:
+        """The client as a sync and as an async client (None where it is not one)."""
+        kinds = self._kinds
+        if kinds is None:
+            client = self.client
+            sync = client if isinstance(client, Client) else None
+            aio = client if isinstance(client, AsyncClient) else None
+            kinds = self._kinds = (sync, aio)
+        return kinds
+
+    def the_repairer(self) -> OutputRepairer:
+        """The repairer; a Repair step without one is a configuration error."""
+        if self.repairer is None:
+            raise LLMGenerateError(
+                "a repair was asked of a run without a repairer", reason="config"
+            )
+        return self.repairer
+
+
+def boundary(step: Step) -> LLMBoundary:
+    """The LLM boundary of ``step``: the run's context for errors, the key to scrub."""
+    return LLMBoundary(step.plan.prepared, step.plan.request, step.what)
+
+
+def call(step: Step, callees: Callees) -> Outcome:
+    """Make ``step``: its response or repair, checked, or the failure it ended with."""
+    try:
+        with boundary(step):
+            if isinstance(step, Repair):
+                return checked_repair(callees.the_repairer().repair(step.context))
+            if isinstance(step, Answered):
+                return checked_response(step.answer(step.request))
+            client = callees.kinds()[0]
+            if client is None:
+                raise LLMGenerateError("the client has no generate()", reason="config")
+            return checked_response(client.generate(step.request))
+    except LLMGenerateError as err:
+        return err
+
+
+async def acall(step: Step, callees: Callees) -> Outcome:
+    """The async twin of :func:`call`."""
+    try:
+        with boundary(step):
+            if isinstance(step, Repair):
+                return checked_repair(await _arepair(callees.the_repairer(), step.context))
+            if isinstance(step, Answered):
+                return checked_response(step.answer(step.request))
+            return checked_response(await _agenerate(callees, step.request))
+    except LLMGenerateError as err:
+        return err
+
+
+def count_tokens(plan: Plan, client: object) -> int | None:
+    """The input tokens of ``plan``'s request as the client counts them (its ``count_tokens``,
+    e.g. Anthropic's counting endpoint), inside the LLM boundary; None when it has no count (no
+    such method, or an answer that is not a count)."""
+    if not supports(client, TokenCounter):
+        return None
+    with LLMBoundary(plan.prepared, plan.request, "counting tokens"):
+        counted = cast(TokenCounter, client).count_tokens(plan.request)
+    if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
+        return counted
+    return None
+
+
+async def _agenerate(callees: Callees, request: LLMRequest) -> LLMResponse:
+    sync_client, async_client = callees.kinds()
+    if async_client is not None:
+        return await async_client.agenerate(request)
+    if sync_client is not None:
+        import asyncio  # not at module level: loaded by now, and slow to import for sync use
+
+        return await asyncio.to_thread(sync_client.generate, request)
+    raise LLMGenerateError("the client has no generate()", reason="config")
+
+
+async def _arepair(repairer: OutputRepairer, context: RepairContext) -> RepairResult:
+    if isinstance(repairer, AsyncOutputRepairer):
+        return await repairer.arepair(context)
+    import asyncio  # as in _agenerate
+
+    return await asyncio.to_thread(repairer.repair, context)
+
+
+def stream(step: Step, callees: Callees) -> Generator[StreamItem, None, None]:
+    """Make ``step`` as a stream: its text chunks as they arrive, then its checked response (the
+    last item; none when the client ended without one). Everything, the opening included, happens
+    while the stream is read, inside the boundary; leaving it closes the client's stream. A
+    repairer that cannot stream gives its repaired text as one chunk."""
+    with boundary(step):
+        items = _opened(step, callees)
+        try:
+            for item in items:
+                if isinstance(item, LLMResponse):
+                    yield checked_response(item)
+                    return
+                yield _text(item)
+        finally:
+            if supports(items, _Closable):
+                cast(_Closable, items).close()
+
+
+async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, None]:
+    """The async twin of :func:`stream`."""
+    with boundary(step):
+        items = _aopened(step, callees)
+        try:
+            async for item in items:
+                if isinstance(item, LLMResponse):
+                    yield checked_response(item)
+                    return
+                yield _text(item)
+        finally:
+            if supports(items, _AsyncClosable):
+                await cast(_AsyncClosable, items).aclose()
+
+
+def _opened(step: Step, callees: Callees) -> Iterator[StreamItem]:
+    if not isinstance(step, Repair):
+        return stream_of(callees.client, step.request)
+    repairer = callees.the_repairer()
+    if isinstance(repairer, StreamingRepairer):
+        return iter(repairer.stream(step.context))
+    return _one_chunk(checked_repair(repairer.repair(step.context)))
+
+
+def _aopened(step: Step, callees: Callees) -> AsyncIterator[StreamItem]:
+    if not isinstance(step, Repair):
+        return astream_of(callees.client, step.request)
+    repairer = callees.the_repairer()
+    if isinstance(repairer, AsyncStreamingRepairer):
+        return aiter(repairer.astream(step.context))
+    return _aone_chunk(repairer, step.context)
+
+
+def _one_chunk(repaired: RepairResult) -> Iterator[StreamItem]:
+    if repaired.response.text:
+        yield repaired.response.text
+    yield repaired.response
+
+
+async def _aone_chunk(
+    repairer: OutputRepairer, context: RepairContext
+) -> AsyncIterator[StreamItem]:
+    for item in _one_chunk(checked_repair(await _arepair(repairer, context))):
+        yield item
+
+
+def _text(item: object) -> str:
+    if not isinstance(item, str):
+        raise LLMGenerateError(
+            f"the client streamed {type(item).__name__}, not text", reason="invalid_response"
+        )
+    return item
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    def close(self) -> object: ...
+
+
+@runtime_checkable
+class _AsyncClosable(Protocol):
+    async def aclose(self) -> object: ...

@@ -1,0 +1,231 @@
+"""Prepare, as one object: the steps of :mod:`scriptorium.usecase.prepare` called in order, with
+the values derived from immutable objects remembered between runs.
+
+A :class:`Planner` turns a ``RunRequest`` into a :class:`Plan`: the ``PreparedRun`` a caller may
+see and the ``LLMRequest`` (the only object holding the key) a run sends. ``Runner.prepare`` shows
+the first; every run, streamed, observed or answered by a provider batch, starts from the whole
+plan, so what ``prepare`` shows is what the run sends.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import scriptorium.usecase.prepare as steps
+from scriptorium.artifact.reader import Reader
+from scriptorium.errors import (
+    InvalidRequestError,
+    ProfileLoadError,
+    PromptLoadError,
+    PromptRenderError,
+    translate,
+)
+from scriptorium.hashing import hash_bytes, hash_json
+from scriptorium.llm.media import check_media, media_bytes
+from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
+from scriptorium.llm.registry import ProviderSpec, Registry, WireView
+from scriptorium.profile.model import ExecutionSettings, Profile
+from scriptorium.profile.repository import Repository as ProfileRepository
+from scriptorium.prompt.renderer import Renderer
+from scriptorium.promptdef.model import PromptDefinition
+from scriptorium.promptdef.repository import Repository as PromptRepository
+from scriptorium.usecase.hashes import prompt_and_request_hashes
+from scriptorium.usecase.memo import IdentityMemo
+from scriptorium.usecase.model import ArtifactRecord, PreparedRun, RunRequest, SettingSource
+from scriptorium.validate.model import LoadedSchema, OutputContract
+from scriptorium.validate.validator import Validator
+
+__all__ = ["Plan", "Planner"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A prepared run plus what only the run needs: the LLM request, with the key."""
+
+    prepared: PreparedRun
+    request: LLMRequest
+
+
+class Planner:
+    """Prepares runs: loads, merges, checks the key, loads the schema, validates the inputs, reads
+    the artifacts, renders and hashes, through the collaborators it was given (it does no I/O of
+    its own). Safe to share between threads: the only state is content-keyed memos."""
+
+    def __init__(
+        self,
+        *,
+        prompts: PromptRepository,
+        profiles: ProfileRepository,
+        artifacts: Reader,
+        renderer: Renderer,
+        validator: Validator,
+        providers: Registry,
+        env: Mapping[str, str] | None = None,
+        default_profile: str | None = None,
+    ) -> None:
+        self._prompts = prompts
+        self._profiles = profiles
+        self._artifacts = artifacts
+        self._renderer = renderer
+        self._validator = validator
+        self._providers = providers
+        self._env = env
+        self._default_profile = default_profile
+        # Values derived from frozen objects only, remembered by those objects' identity.
+        self._hashes: IdentityMemo[str] = IdentityMemo()
+        self._effective_memo: IdentityMemo[
+            tuple[ExecutionSettings, dict[str, SettingSource], Target]
+        ] = IdentityMemo()
+        self._contracts: IdentityMemo[tuple[OutputContract, StructuredOutput | None]] = (
+            IdentityMemo()
+        )
+        self._inputs_contracts: IdentityMemo[OutputContract] = IdentityMemo()
+
+    def plan(self, request: RunRequest) -> Plan:
+        """The plan of ``request``; raises the step's sentinel when a step fails."""
+        if not isinstance(request, RunRequest):
+            raise InvalidRequestError("expected a RunRequest", field="request")
+        prompt_id = request.prompt_id
+        steps.check_prompt_id(prompt_id)
+        with translate(PromptLoadError, f"loading prompt {prompt_id!r}", prompt_id=prompt_id):
+            definition = self._prompts.get(prompt_id)
+        profile_name = steps.select_profile(request, definition, self._default_profile)
+        with translate(
+            ProfileLoadError,
+            f"loading profile {profile_name!r}",
+            prompt_id=prompt_id,
+            profile=profile_name,
+        ):
+            profile = self._profiles.get(profile_name)
+        spec = self._providers.find(profile.provider)
+        settings, sources, target = self._effective(profile, request, spec)
+        key = steps.credential(
+            profile,
+            None if request.api_key is None else request.api_key.get_secret_value(),
+            os.environ if self._env is None else self._env,
+            prompt_id=prompt_id,
+            needs_key=spec is not None and spec.needs_key,
+        )
+        loaded = steps.load_output_schema(definition, self._validator)
+        contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
+        definition_hash = self._definition_hash(definition, loaded)
+        inputs_json = steps.validate_inputs(
+            definition, request.inputs, self._validator, self._inputs_contract
+        )
+        artifacts = steps.read_artifacts(definition, request.artifacts, self._artifacts)
+        with translate(
+            PromptRenderError,
+            f"rendering prompt {prompt_id!r}",
+            prompt_id=prompt_id,
+            secrets=[key],
+        ):
+            rendered = self._renderer.render(
+                definition, inputs=request.inputs, artifacts=artifacts, cache_key=definition_hash
+            )
+        cache = steps.cache_directives(definition, rendered, definition_hash)
+        llm_request = LLMRequest(
+            target=target,
+            api_key=key,
+            system=rendered.system,
+            messages=rendered.messages,
+            settings=settings,
+            structured_output=structured,
+            session_id=rendered.session_id,
+            metadata=request.metadata,
+            pricing=None if profile.pricing is None else _pricing(profile),
+            options=profile.options,
+            profile_source=profile.source,
+            cache=cache,
+            prompt_id=prompt_id,
+            media=media_bytes(rendered.messages, artifacts),
+        )
+        if spec is None:  # a provider only an injected client knows: sent as it is
+            view = WireView(llm_request.system, None, ())
+        else:
+            if llm_request.media:
+                limits = spec.media_limits(target.endpoint, profile.options, profile.name)
+                check_media(llm_request, limits, prompt_id=prompt_id, profile=profile.name)
+            # What the provider's adapter sends: prepare shows that, not the request before it.
+            view = spec.wire_view(llm_request)
+        prompt_hash, request_hash = prompt_and_request_hashes(
+            rendered, llm_request, contract.schema_hash, shown_system=view.system
+        )
+        prepared = PreparedRun(
+            prompt_id=prompt_id,
+            prompt_version=definition.version,
+            definition_hash=definition_hash,
+            profile=profile.name,
+            profile_hash=self._profile_hash(profile),
+            target=target,
+            settings=settings,
+            settings_sources=sources,
+            ignored_settings=view.ignored_settings,
+            output=contract,
+            artifacts=tuple(ArtifactRecord(**a.summary()) for a in artifacts.values()),
+            inputs_hash=hash_bytes(inputs_json),
+            system=view.system,
+            messages=rendered.messages,
+            session_id=rendered.session_id,
+            rendered_prompt_hash=prompt_hash,
+            request_hash=request_hash,
+            cache=cache,
+        )
+        return Plan(prepared=prepared, request=llm_request)
+
+    def _effective(
+        self, profile: Profile, request: RunRequest, spec: ProviderSpec | None
+    ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
+        """Merged settings, their sources and the target: a function of the profile and the
+        overrides alone (the profile's provider spec is fixed for this planner)."""
+        return self._effective_memo.get(
+            (profile,), request.overrides, _effective, profile, request, spec
+        )
+
+    def _contract(
+        self,
+        definition: PromptDefinition,
+        loaded: LoadedSchema | None,
+        repair_attempts: int | None,
+    ) -> tuple[OutputContract, StructuredOutput | None]:
+        """The output contract and the structured-output spec, a function of the definition, the
+        loaded schema and the repair override."""
+        return self._contracts.get(
+            (definition, loaded), repair_attempts, _contract, definition, loaded, repair_attempts
+        )
+
+    def _inputs_contract(self, loaded: LoadedSchema) -> OutputContract:
+        """The inputs contract for a loaded inputs schema."""
+        return self._inputs_contracts.get((loaded,), None, steps.inputs_contract, loaded)
+
+    def _definition_hash(self, definition: PromptDefinition, loaded: LoadedSchema | None) -> str:
+        extra = None if loaded is None else loaded.hash
+        return self._hashes.get((definition,), extra, steps.definition_hash, definition, loaded)
+
+    def _profile_hash(self, profile: Profile) -> str:
+        return self._hashes.get((profile,), None, _profile_hash, profile)
+
+
+def _effective(
+    profile: Profile, request: RunRequest, spec: ProviderSpec | None
+) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
+    settings, sources = steps.merge_settings(profile, request)
+    needs_key = spec is not None and spec.needs_key
+    return settings, sources, steps.target_for(profile, request, needs_key=needs_key)
+
+
+def _contract(
+    definition: PromptDefinition, loaded: LoadedSchema | None, repair_attempts: int | None
+) -> tuple[OutputContract, StructuredOutput | None]:
+    contract = steps.output_contract(definition, loaded, repair_attempts)
+    return contract, steps.structured_output(definition, contract)
+
+
+def _pricing(profile: Profile) -> dict[str, float] | None:
+    # Prices not stated stay out: the pricing module derives them (null means the same).
+    return None if profile.pricing is None else profile.pricing.model_dump(exclude_none=True)
+
+
+def _profile_hash(profile: Profile) -> str:
+    return hash_json(profile.hash_form())
