@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from scriptorium.limits.budget import Estimate
 from scriptorium.llm.tokens import CHARS_PER_TOKEN
+from scriptorium.prompt.model import TextPart
 
 if TYPE_CHECKING:
     from scriptorium.usecase.model import PreparedRun, RunResult
@@ -28,7 +29,7 @@ def estimate(prepared: PreparedRun) -> Estimate:
         if isinstance(content, str):
             chars += len(content)
         else:
-            chars += sum(len(getattr(part, "text", "") or "") for part in content)
+            chars += sum(len(part.text) for part in content if isinstance(part, TextPart))
     schema = prepared.output.schema_
     if schema is not None:
         chars += len(json.dumps(schema, separators=(",", ":")))
