@@ -13,8 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from scriptorium import errors
-
-__version__ = "0.1.0"
+from scriptorium._version import __version__
 
 __all__ = [
     "ArtifactContent",

@@ -17,14 +17,18 @@ from scriptorium.errors import (
 
 if TYPE_CHECKING:
     from scriptorium.batch.executor import BatchExecutor
-    from scriptorium.batch.job import BatchJob
-    from scriptorium.lint import Problem
+    from scriptorium.batch.job import BatchJob, StepHook
+    from scriptorium.batch.work import Recipe, RowWork
+    from scriptorium.check.problems import Problem
+    from scriptorium.check.view import ProjectView
     from scriptorium.llm.batches import BatchLimits
     from scriptorium.llm.client import AsyncClient, Client
     from scriptorium.llm.model import LLMResponse, TokenCount
     from scriptorium.llm.registry import ProviderSpec, Registry
     from scriptorium.llm.retry import RetryHooks
+    from scriptorium.llm.router import Router
     from scriptorium.observe.observer import Observer
+    from scriptorium.profile.model import RateLimits
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
     from scriptorium.usecase.runner import Clock, NewId
     from scriptorium.usecase.stream import AsyncRunStream, RunStream
@@ -71,14 +75,14 @@ class Engine:
         #: The providers this engine knows: built-in, ``providers`` and installed entry points.
         self.providers = _registry(providers)
         if client is None:
-            from scriptorium.batch.limits import rate_limit_hooks
+            from scriptorium.limits.hooks import rate_limit_hooks
             from scriptorium.llm.router import Router
 
             # A batch row's transport retries draw from the profile's rate limits too.
             client = Router(hooks=rate_limit_hooks(retry_hooks), registry=self.providers)
         self.client = client
         self.env = env
-        #: As given: what a batch executor needs to build this engine again on another machine.
+        #: As given: what the row work's recipe carries to build this engine again elsewhere.
         self.repair = repair
         self.default_profile = default_profile
         self.retry_hooks = retry_hooks
@@ -163,8 +167,17 @@ class Engine:
         from scriptorium.batch.local import LocalExecutor
 
         return run_many(
-            self, requests, executor=executor or LocalExecutor(), concurrency=concurrency
+            self.row_work(),
+            requests,
+            executor=executor or LocalExecutor(),
+            concurrency=concurrency,
         )
+
+    def row_work(self) -> RowWork:
+        """This engine as a batch executor sees it (``scriptorium.batch.work.RowWork``): prepare
+        and run a request, a profile's rate limits, and the recipe another process rebuilds the
+        same engine from (refused for an engine with a custom client or an ``env`` mapping)."""
+        return _EngineRows(self, travels=self._router() is not None)
 
     async def arun_many(
         self, requests: Iterable[RunRequest], *, concurrency: int = 8
@@ -192,11 +205,14 @@ class Engine:
         *,
         state: str | os.PathLike[str] | None = None,
         limits: BatchLimits | None = None,
+        on_step: StepHook | None = None,
     ) -> BatchJob:
         """Send ``requests`` through the provider's batch API (half price, results within a
         day) and return the job. Each request is prepared exactly as a run; equal requests are
         sent once. ``state`` is the file the job's state is saved to, before and after every
-        submission, for :meth:`resume_batch`; ``limits`` lowers the per-batch limits."""
+        submission, for :meth:`resume_batch`; ``limits`` lowers the per-batch limits;
+        ``on_step`` is called with the name of each step the job reaches (``before-submit``,
+        ``after-submit``, ``in-progress``; crash tests stop the process there)."""
         from scriptorium.batch.job import batch_apis, submit
         from scriptorium.batch.store import StateFile
 
@@ -208,6 +224,7 @@ class Engine:
             limits=limits,
             hooks=self.retry_hooks,
             factory=batch_apis(self.providers),
+            on_step=on_step,
         )
 
     def resume_batch(
@@ -216,11 +233,12 @@ class Engine:
         *,
         limits: BatchLimits | None = None,
         api_key: str | None = None,
+        on_step: StepHook | None = None,
     ) -> BatchJob:
         """Carry on a provider batch job from its state file (or ``BatchJob.state``): a chunk
         whose submission is in doubt is looked up, not resent; expired or canceled rows are
         sent again. ``api_key`` stands in for a direct key the original requests carried (keys
-        are never saved)."""
+        are never saved); ``on_step`` as for :meth:`submit_batch`."""
         from scriptorium.batch.job import batch_apis, resume
         from scriptorium.batch.store import StateFile
 
@@ -232,13 +250,8 @@ class Engine:
             hooks=self.retry_hooks,
             api_key=api_key,
             factory=batch_apis(self.providers),
+            on_step=on_step,
         )
-
-    def _run_one(self, request: RunRequest) -> RunResult | ScriptoriumError:
-        try:
-            return self.runner.run(request)
-        except ScriptoriumError as err:
-            return err
 
     # -- the project ---------------------------------------------------------------------------
 
@@ -308,9 +321,115 @@ class Engine:
 
     def check(self) -> list[Problem]:
         """Every problem in the project's prompts, profiles, templates and schemas."""
-        from scriptorium.lint import check_project
+        from scriptorium.check.project import check_project
 
-        return check_project(self)
+        return check_project(self.project_view())
+
+    def project_view(self) -> ProjectView:
+        """The read-only view of this project that ``check`` works over: the repositories, the
+        validator, the template helpers, the providers, and which provider names a profile may
+        use (every one the router serves; not restricted when a client was injected)."""
+        from scriptorium.check.view import ProjectView, TemplateHelpers
+        from scriptorium.prompt.jinja import (
+            check_syntax,
+            template_artifact_fields,
+            template_artifacts,
+            template_variables,
+        )
+
+        router = self._router()
+        return ProjectView(
+            root=self.root,
+            prompts_dir=Path(self.prompts.root),
+            profiles_dir=Path(self.profiles.root),
+            prompts=self.prompts,
+            profiles=self.profiles,
+            validator=self.validator,
+            templates=TemplateHelpers(
+                syntax=check_syntax,
+                variables=template_variables,
+                artifacts=template_artifacts,
+                artifact_fields=template_artifact_fields,
+            ),
+            providers=self.providers,
+            known_providers=None if router is None else router.providers,
+        )
+
+    def _router(self) -> Router | None:
+        """The client when it is the provider router (it routes by provider name, and another
+        process can build it again), None for an injected client."""
+        from scriptorium.llm.router import Router
+
+        return self.client if isinstance(self.client, Router) else None
+
+
+class _EngineRows:
+    """An engine as a batch executor sees it: the :class:`~scriptorium.batch.work.RowWork` port."""
+
+    __slots__ = ("_engine", "_travels")
+
+    def __init__(self, engine: Engine, *, travels: bool) -> None:
+        self._engine = engine
+        self._travels = travels
+
+    def prepare(self, request: RunRequest, /) -> PreparedRun:
+        return self._engine.prepare(request)
+
+    def run(self, request: RunRequest, /) -> RunResult:
+        return self._engine.run(request)
+
+    def limits(self, profile: str, /) -> RateLimits | None:
+        return self._engine.profiles.get(profile).limits
+
+    def recipe(self) -> Recipe:
+        """The engine's project (absolute paths, ``repair``, ``default_profile``; no client, no
+        key), to be built again by :func:`rows_for_project`. Refused for an engine that cannot
+        travel: a custom client, or keys given as an ``env`` mapping."""
+        from scriptorium.batch.work import Recipe
+
+        engine = self._engine
+        if not self._travels:
+            raise InvalidRequestError(
+                "the Ray executor builds the engine again on every worker from the project "
+                "directory; an engine with a custom client cannot run there",
+                field="executor",
+            )
+        if engine.env is not None:
+            raise InvalidRequestError(
+                "the Ray executor reads keys from the workers' environment; an engine given an "
+                "env mapping cannot run there (keys are never sent through Ray)",
+                field="executor",
+            )
+        artifact_root = (
+            None if engine.artifact_root is None else str(engine.artifact_root.resolve())
+        )
+        return Recipe(
+            rows_for_project,
+            (
+                ("root", str(engine.root.resolve())),
+                ("artifact_root", artifact_root),
+                ("repair", engine.repair),
+                ("default_profile", engine.default_profile),
+            ),
+        )
+
+
+def rows_for_project(
+    *, root: str, artifact_root: str | None, repair: bool, default_profile: str | None
+) -> RowWork:
+    """The row work of an engine over ``root``, built in a worker process from a recipe (see
+    ``Engine.row_work``): keys from this process's environment, the observer its environment
+    names."""
+    from scriptorium.observe import observer_from_env
+
+    engine = Engine(
+        root,
+        repair=repair,
+        artifact_root=artifact_root,
+        default_profile=default_profile,
+        observer=observer_from_env(),
+    )
+    return engine.row_work()
 
 
 def _registry(providers: Iterable[ProviderSpec]) -> Registry:

@@ -1,78 +1,8 @@
-"""``scriptorium check``'s warnings about prompt caching: breakpoints that cannot all be sent,
-breakpoints after input-dependent text (their prefix differs every run, so nothing is reused), and
-cached prefixes shorter than the model will cache. Token counts here are estimates from the
-template source (four characters a token): a warning, never a refusal."""
+"""Moved to :mod:`scriptorium.check.cache`. This module only re-exports ``cache_problems``, for
+one release."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from scriptorium.llm.cache_minimums import minimum_cacheable_tokens
-from scriptorium.llm.tokens import CHARS_PER_TOKEN
-from scriptorium.prompt.cache_marks import MAX_BREAKPOINTS, reads_no_input
-from scriptorium.promptdef.model import PromptDefinition
+from scriptorium.check.cache import cache_problems
 
 __all__ = ["cache_problems"]
-
-
-def cache_problems(definition: PromptDefinition, model: str | None) -> Iterator[tuple[str, str]]:
-    """``(kind, message)`` for each caching warning of ``definition`` run on ``model``."""
-    mode = definition.cache.mode
-    if mode == "explicit":
-        yield from _explicit(definition, model)
-    elif mode == "static":
-        yield from _static(definition, model)
-
-
-def _explicit(definition: PromptDefinition, model: str | None) -> Iterator[tuple[str, str]]:
-    marks = [(i, mark) for i, s in enumerate(definition.sections) for mark in s.cache_marks]
-    if not marks:
-        yield "cache_breakpoints", "cache mode is explicit but the body has no {# cache #} line"
-        return
-    if len(marks) > MAX_BREAKPOINTS:
-        yield (
-            "cache_breakpoints",
-            f"{len(marks)} cache breakpoints; a request carries at most {MAX_BREAKPOINTS}, "
-            f"so the first {len(marks) - MAX_BREAKPOINTS} are dropped",
-        )
-    for number, (index, mark) in enumerate(marks, start=1):
-        before = [s.template for s in definition.sections[:index]]
-        before.append(definition.sections[index].template[: mark.offset])
-        if not all(reads_no_input(text, definition.artifacts) for text in before if text):
-            role = definition.sections[index].role
-            yield (
-                "cache_after_input",
-                f"cache breakpoint {number} (## {role}) follows text that uses the request's "
-                "inputs: its prefix differs from run to run and is never reused",
-            )
-    last_index, last = marks[-1]
-    prefix = sum(len(s.template) for s in definition.sections[:last_index]) + last.offset
-    yield from _too_short(prefix, model)
-
-
-def _static(definition: PromptDefinition, model: str | None) -> Iterator[tuple[str, str]]:
-    first = definition.sections[0] if definition.sections else None
-    if first is None or first.role != "system":
-        yield "cache_after_input", "cache mode is static but the prompt has no ## system section"
-        return
-    if not reads_no_input(first.template, definition.artifacts):
-        yield (
-            "cache_after_input",
-            "cache mode is static but the system section uses the request's inputs: "
-            "nothing is cached",
-        )
-        return
-    yield from _too_short(len(first.template), model)
-
-
-def _too_short(chars: int, model: str | None) -> Iterator[tuple[str, str]]:
-    minimum = None if model is None else minimum_cacheable_tokens(model)
-    if minimum is None:
-        return
-    tokens = chars // CHARS_PER_TOKEN
-    if tokens < minimum:
-        yield (
-            "cache_too_short",
-            f"the cached prefix is about {tokens} tokens; {model} caches prefixes of at least "
-            f"{minimum} tokens, so nothing would be cached",
-        )

@@ -1,7 +1,8 @@
 """Batch execution: provider batch jobs (half-price Message Batches and Batch API), their state
-machine and state file; the executor seam (:mod:`scriptorium.batch.executor`) with the local
-thread-pool executor and the Ray executor (extra ``ray``), and the rate budgets they share
-(:mod:`scriptorium.batch.limits`). Nothing here imports Ray until the Ray executor runs.
+machine and state file; the executor seam (:mod:`scriptorium.batch.work`: executors run rows
+through a narrow row-work port, never the Engine) with the local thread-pool executor and the Ray
+executor (extra ``ray``), which share the rate budgets of :mod:`scriptorium.limits`. Nothing here
+imports Ray until the Ray executor runs.
 
 ``Engine.submit_batch`` and ``Engine.resume_batch`` are the entry points; :class:`BatchJob` is what
 they return. Nothing here imports an SDK until a job talks to a provider.

@@ -1,25 +1,27 @@
-"""The batch executor seam: what turns prepared rows into results.
+"""Driving a batch executor: picking one by name, and running requests on one.
 
 The driver (``scriptorium batch``, :func:`run_many`) parses rows, prepares each one (for its
 ``request_hash``, its profile and its estimate), skips rows already done, writes the journal and the
-output file, and shows progress. An executor only runs the rows it is given and hands each outcome
-back as it finishes; it never writes a file. :class:`~scriptorium.batch.local.LocalExecutor` (a
-thread pool, the default) and :class:`~scriptorium.batch.ray.RayExecutor` (a Ray cluster) both
-honour the profile's ``limits`` through the same :class:`~scriptorium.batch.limits.RateBudget`.
+output file, and shows progress. An executor only runs the rows it is given, through the
+:class:`~scriptorium.batch.work.RowWork` it is handed, and gives each outcome back as it finishes;
+it never writes a file. :class:`~scriptorium.batch.local.LocalExecutor` (a thread pool, the
+default) and :class:`~scriptorium.batch.ray.RayExecutor` (a Ray cluster) both honour the profile's
+``limits`` through the same :class:`~scriptorium.limits.budget.RateBudget`.
+
+``Row``, ``Deliver``, ``BatchExecutor`` and ``profile_limits`` live in
+:mod:`scriptorium.batch.work` and are re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from scriptorium.batch.work import BatchExecutor, Deliver, Row, RowWork, profile_limits
 from scriptorium.errors import InvalidRequestError, ScriptoriumError
 
 if TYPE_CHECKING:
-    from scriptorium.engine import Engine
-    from scriptorium.profile.model import RateLimits
-    from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+    from scriptorium.usecase.model import RunRequest, RunResult
 
 __all__ = [
     "EXECUTORS",
@@ -30,32 +32,6 @@ __all__ = [
     "profile_limits",
     "run_many",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One row to run: its position in the driver's list, the request, and its prepared form."""
-
-    index: int
-    request: RunRequest
-    prepared: PreparedRun
-
-
-#: Called once per row as it finishes (from any thread of the driver process).
-Deliver = Callable[["Row", "RunResult | ScriptoriumError"], None]
-
-
-class BatchExecutor(Protocol):
-    """Runs rows and delivers each outcome once, as it finishes."""
-
-    def execute(
-        self, engine: Engine, rows: Sequence[Row], deliver: Deliver, *, concurrency: int
-    ) -> None:
-        """Run every row with at most ``concurrency`` in flight, calling ``deliver`` once per
-        row. On an exception in the driver (Ctrl-C), start no new row, let the rows in flight
-        finish and deliver them, then re-raise; rows not started are not delivered."""
-        ...
-
 
 #: The executors ``scriptorium batch --executor`` knows.
 EXECUTORS = ("local", "ray")
@@ -78,18 +54,8 @@ def executor_named(name: str, *, address: str | None = None) -> BatchExecutor:
     )
 
 
-def profile_limits(engine: Engine, rows: Iterable[Row]) -> dict[str, RateLimits]:
-    """The ``limits`` of every profile the rows use (profiles without limits left out)."""
-    found: dict[str, RateLimits] = {}
-    for name in sorted({row.prepared.profile for row in rows}):
-        limits = engine.profiles.get(name).limits
-        if limits is not None and limits.given():
-            found[name] = limits
-    return found
-
-
 def run_many(
-    engine: Engine,
+    work: RowWork,
     requests: Iterable[RunRequest],
     *,
     executor: BatchExecutor,
@@ -104,7 +70,7 @@ def run_many(
     rows: list[Row] = []
     for index, request in enumerate(items):
         try:
-            rows.append(Row(index, request, engine.prepare(request)))
+            rows.append(Row(index, request, work.prepare(request)))
         except ScriptoriumError as err:
             outcomes[index] = err
 
@@ -112,7 +78,7 @@ def run_many(
         outcomes[row.index] = outcome
 
     if rows:
-        executor.execute(engine, rows, deliver, concurrency=concurrency)
+        executor.execute(work, rows, deliver, concurrency=concurrency)
     done: list[RunResult | ScriptoriumError] = []
     for outcome in outcomes:
         assert outcome is not None, "an executor finished without delivering every row"

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from scriptorium.batch import state as machine
+import scriptorium.batch.state as machine
 from scriptorium.batch.state import BatchState, Chunk, Row
 from scriptorium.batch.store import StateFile
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError, translate
@@ -32,12 +32,25 @@ from scriptorium.usecase.model import RunRequest, RunResult
 if TYPE_CHECKING:
     from scriptorium.usecase.runner import Runner
 
-__all__ = ["CRASH_ENV", "BatchJob", "BatchStatus", "batch_apis", "resume", "submit"]
+__all__ = [
+    "CRASH_ENV",
+    "BatchJob",
+    "BatchStatus",
+    "StepHook",
+    "batch_apis",
+    "crash_at",
+    "resume",
+    "submit",
+]
 
-#: Test hook: the name of a step at which the process kills itself (SIGKILL), so crash tests
-#: can stop a real process at an exact point. Steps: ``before-submit`` (state saved, create not
+#: Called with the name of each step a job reaches: ``before-submit`` (state saved, create not
 #: sent), ``after-submit`` (create answered, state not saved yet), ``in-progress`` (a poll found
-#: the batch running), and the CLI's ``writing-results``; ``step@N`` names the N-th time.
+#: the batch running); the CLI adds ``writing-results``.
+StepHook = Callable[[str], None]
+
+#: The variable the ``scriptorium`` command reads (this module reads no environment) for its crash
+#: test hook: the name of a step at which the process kills itself (SIGKILL), so crash tests can
+#: stop a real process at an exact point; ``step@N`` names the N-th time (see :func:`crash_at`).
 CRASH_ENV = "SCRIPTORIUM_BATCH_CRASH_AT"
 
 #: Polling backs off from ``poll_s`` by this factor up to :data:`MAX_POLL_S`.
@@ -49,21 +62,26 @@ _SLICE_S = 0.5
 ProviderFactory = Callable[[LLMRequest, BatchLimits | None, RetryHooks], BatchProvider]
 
 
-_reached: dict[str, int] = {}
-
-
-def crash_point(step: str) -> None:
-    """Kill this process outright when the test hook names ``step`` (see :data:`CRASH_ENV`);
-    ``step@N`` kills at the N-th time the step is reached."""
-    wanted = os.environ.get(CRASH_ENV)
-    if not wanted:
-        return
+def crash_at(wanted: str) -> StepHook:
+    """The crash test hook: a :data:`StepHook` that kills this process outright (SIGKILL) when it
+    reaches the step ``wanted`` names (``step``, or ``step@N`` for the N-th time)."""
     name, _, nth = wanted.partition("@")
-    if name != step:
-        return
-    _reached[step] = _reached.get(step, 0) + 1
-    if _reached[step] == int(nth or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
+    times = int(nth or 1)
+    reached = 0
+
+    def hook(step: str) -> None:
+        nonlocal reached
+        if step != name:
+            return
+        reached += 1
+        if reached == times:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return hook
+
+
+def _no_step(step: str) -> None:
+    """The step hook of a job given none."""
 
 
 def custom_id_of(request_hash: str) -> str:
@@ -143,7 +161,7 @@ class BatchJob:
     Built by :func:`submit` (``Engine.submit_batch``) or :func:`resume` (``Engine.resume_batch``).
     ``wait`` polls until every chunk has ended; ``results`` gives one ``RunResult`` or error per
     request, in input order. The state is saved to ``store`` (when given) before and after every
-    submission and after every change.
+    submission and after every change. ``on_step`` (default: nothing) is told each step reached.
     """
 
     def __init__(
@@ -156,8 +174,10 @@ class BatchJob:
         store: StateFile | None,
         hooks: RetryHooks,
         wall: Callable[[], float] = time.time,
+        on_step: StepHook | None = None,
     ) -> None:
         self._runner = runner
+        self._on_step = on_step or _no_step
         self._state = state
         self._rows = list(rows)
         self._provider = provider
@@ -274,9 +294,9 @@ class BatchJob:
     def _send(self, chunk: Chunk) -> None:
         provider = self._need_provider()
         entries = [self._entry(c) for c in chunk.custom_ids]
-        crash_point("before-submit")
+        self._on_step("before-submit")
         remote = provider.create(entries, chunk.tag)
-        crash_point("after-submit")
+        self._on_step("after-submit")
         machine.submitted(chunk, remote.id)
         self._save()
         # Sent rows' bodies are not needed again unless a row must be resent (rebuilt then).
@@ -325,7 +345,7 @@ class BatchJob:
             machine.ended(chunk, unfinished)
             self._save()
         if running:
-            crash_point("in-progress")
+            self._on_step("in-progress")
             return False
         return all(c.phase == "ended" for c in self._state.chunks) and not machine.unsent(
             self._state, resend_unfinished=self._resend
@@ -459,8 +479,10 @@ def submit(
     limits: BatchLimits | None = None,
     hooks: RetryHooks | None = None,
     factory: ProviderFactory = open_provider,
+    on_step: StepHook | None = None,
 ) -> BatchJob:
-    """Prepare ``requests`` and send them as provider batches (see the module doc)."""
+    """Prepare ``requests`` and send them as provider batches (see the module doc);
+    ``on_step`` is told each step the job reaches (see :data:`StepHook`)."""
     hooks = hooks or RetryHooks()
     for request in requests:
         if not isinstance(request, RunRequest):
@@ -476,7 +498,13 @@ def submit(
         ],
     )
     job = BatchJob(
-        runner=runner, state=state, rows=rows, provider=provider, store=store, hooks=hooks
+        runner=runner,
+        state=state,
+        rows=rows,
+        provider=provider,
+        store=store,
+        hooks=hooks,
+        on_step=on_step,
     )
     job._save()
     with job._connected():
@@ -492,10 +520,12 @@ def resume(
     hooks: RetryHooks | None = None,
     api_key: str | None = None,
     factory: ProviderFactory = open_provider,
+    on_step: StepHook | None = None,
 ) -> BatchJob:
     """The job ``saved`` describes, carried on: an in-doubt chunk is looked up, unsent rows are
     sent, and rows that expired or were canceled are sent again. Every row must still prepare to
-    the request it was sent as (``InvalidRequestError`` otherwise)."""
+    the request it was sent as (``InvalidRequestError`` otherwise). ``on_step`` as for
+    :func:`submit`."""
     hooks = hooks or RetryHooks()
     store: StateFile | None = None
     if isinstance(saved, StateFile):
@@ -531,7 +561,13 @@ def resume(
             )
     provider = _provider_for(rows, limits, hooks, factory)
     job = BatchJob(
-        runner=runner, state=state, rows=rows, provider=provider, store=store, hooks=hooks
+        runner=runner,
+        state=state,
+        rows=rows,
+        provider=provider,
+        store=store,
+        hooks=hooks,
+        on_step=on_step,
     )
     job._resend = True
     with job._connected():

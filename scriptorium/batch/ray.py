@@ -7,12 +7,13 @@ What runs where:
   ``concurrency`` rows at a time to the least busy worker, and delivers each outcome as it comes
   back; only the driver writes files;
 - a worker (:class:`RowRunner`, a threaded Ray actor; one per CPU by default) runs its rows on
-  threads: it builds the engine over the same project directory once per process, waits for room
-  in the budget, takes its grant just before the request, runs the row and settles the grant with
-  the real usage (:func:`scriptorium.batch.local.run_row`, the local executor's own code). Keys
-  come from the worker's environment: a ``RunRequest``'s key is never pickled;
-- the limiter actor (:class:`LimiterActor`) wraps one
-  :class:`~scriptorium.batch.limits.RateBudget` per profile. It never sleeps: it answers how long
+  threads: it builds the row work from the job's :class:`~scriptorium.batch.work.Recipe` once per
+  process, waits for room in the budget, takes its grant just before the request, runs the row and
+  settles the grant with the real usage (:func:`scriptorium.batch.local.run_row`, the local
+  executor's own code). Keys come from the worker's environment: a ``RunRequest``'s key is never
+  pickled, and a recipe carries none;
+- the limiter actor (:class:`~scriptorium.limits.ray.LimiterActor`) wraps one
+  :class:`~scriptorium.limits.budget.RateBudget` per profile. It never sleeps: it answers how long
   to wait, and the worker sleeps.
 
 A worker process that dies is restarted by Ray and the rows it had in flight are run again
@@ -24,20 +25,20 @@ tell whether the call was made).
 from __future__ import annotations
 
 import threading
-import time
-import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.batch.executor import Deliver, Row, profile_limits
-from scriptorium.batch.limits import DEFAULT_WINDOW_S, Estimate, RateBudget, Stopped
 from scriptorium.batch.local import run_row
+from scriptorium.batch.work import Deliver, Recipe, Row, RowWork, profile_limits
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError
+from scriptorium.limits.budget import DEFAULT_WINDOW_S
+from scriptorium.limits.limiter import Stopped
+
+# Re-exported: the actor was always importable from here.
+from scriptorium.limits.ray import ActorLimiter, start_limiter
+from scriptorium.limits.ray import LimiterActor as LimiterActor
 
 if TYPE_CHECKING:
-    from scriptorium.engine import Engine
-    from scriptorium.profile.model import RateLimits
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
 __all__ = ["LimiterActor", "RayExecutor", "RowRunner", "run_on_worker"]
@@ -46,160 +47,22 @@ __all__ = ["LimiterActor", "RayExecutor", "RowRunner", "run_on_worker"]
 _POLL_S = 0.2
 
 
-@dataclass(frozen=True, slots=True)
-class Project:
-    """What a worker needs to build the driver's engine again (no client, no key)."""
-
-    root: str
-    artifact_root: str | None
-    repair: bool
-    default_profile: str | None
-
-
-def project_of(engine: Engine) -> Project:
-    """The engine's project, to rebuild on workers; ``InvalidRequestError`` for an engine that
-    cannot travel (a custom client, or keys given as an ``env`` mapping)."""
-    from scriptorium.llm.router import Router
-
-    if not isinstance(engine.client, Router):
-        raise InvalidRequestError(
-            "the Ray executor builds the engine again on every worker from the project "
-            "directory; an engine with a custom client cannot run there",
-            field="executor",
-        )
-    if engine.env is not None:
-        raise InvalidRequestError(
-            "the Ray executor reads keys from the workers' environment; an engine given an "
-            "env mapping cannot run there (keys are never sent through Ray)",
-            field="executor",
-        )
-    artifact_root = None if engine.artifact_root is None else str(engine.artifact_root.resolve())
-    return Project(
-        root=str(engine.root.resolve()),
-        artifact_root=artifact_root,
-        repair=engine.repair,
-        default_profile=engine.default_profile,
-    )
-
-
-class LimiterActor:
-    """The job's budgets, one :class:`RateBudget` per profile, as a Ray actor. Methods answer at
-    once (Ray runs them one at a time, so each is atomic)."""
-
-    def __init__(
-        self, limits: dict[str, dict[str, int]], window_s: float, margin_s: float | None
-    ) -> None:
-        from scriptorium.profile.model import RateLimits
-
-        self._budgets = {
-            name: RateBudget(RateLimits(**given), window_s=window_s, margin_s=margin_s)
-            for name, given in limits.items()
-        }
-        self._closed = False
-
-    def acquire(self, profile: str, need: Estimate, delay_s: float) -> tuple[float, int]:
-        """``(0, ticket)`` granted; ``(wait, -1)`` ask again after ``wait``; ``(-1, -1)`` the
-        job is stopping."""
-        if self._closed:
-            return -1.0, -1
-        budget = self._budgets.get(profile)
-        if budget is None:
-            return 0.0, -1
-        return budget.acquire(time.monotonic(), need, delay_s=delay_s)
-
-    def peek(self, profile: str, need: Estimate) -> float:
-        """Seconds until ``need`` would be granted (0: now; -1: the job is stopping)."""
-        if self._closed:
-            return -1.0
-        budget = self._budgets.get(profile)
-        return 0.0 if budget is None else budget.peek(time.monotonic(), need)
-
-    def settle(self, profile: str, ticket: int, used: Estimate) -> None:
-        """Record real usage of a grant."""
-        budget = self._budgets.get(profile)
-        if budget is not None and ticket >= 0:
-            budget.settle(ticket, used)
-
-    def pause(self, profile: str, seconds: float) -> None:
-        """Grant nothing for the profile for ``seconds`` (a 429)."""
-        budget = self._budgets.get(profile)
-        if budget is not None:
-            budget.pause(time.monotonic(), seconds)
-
-    def close(self) -> None:
-        """Stop granting (the driver is stopping)."""
-        self._closed = True
-
-
-class _ActorLimiter:
-    """The :class:`~scriptorium.batch.limits.Limiter` a worker uses: asks the actor, sleeps
-    here. ``limited`` names the profiles with limits: for the others the actor would answer
-    "go" to every question but the grant's, whose "stop" is what keeps a row from being sent
-    once the job stops, so only the grant is asked for them (one actor call a row, not two)."""
-
-    def __init__(self, actor: Any, limited: frozenset[str]) -> None:
-        self._actor = actor
-        self._limited = limited
-
-    def ready(self, profile: str, need: Estimate) -> None:
-        if profile not in self._limited:
-            return
-        import ray
-
-        while True:
-            wait = ray.get(self._actor.peek.remote(profile, need))
-            if wait < 0:
-                raise Stopped
-            if wait == 0:
-                return
-            time.sleep(min(wait, 1.0))
-
-    def acquire(self, profile: str, need: Estimate, *, delay_s: float = 0.0) -> int:
-        import ray
-
-        while True:
-            wait, ticket = ray.get(self._actor.acquire.remote(profile, need, delay_s))
-            if wait < 0:
-                raise Stopped
-            if wait == 0:
-                return int(ticket)
-            time.sleep(min(wait, 1.0))
-
-    def settle(self, profile: str, ticket: int, used: Estimate) -> None:
-        if ticket >= 0:
-            self._actor.settle.remote(profile, ticket, used)
-
-    def pause(self, profile: str, seconds: float) -> None:
-        if profile in self._limited:  # the actor pauses budgets only; others have none
-            self._actor.pause.remote(profile, seconds)
-
-
-# One engine per worker process and project: building it loads nothing yet, but its caches
+# One row work per worker process and recipe: building it loads nothing yet, but its caches
 # (compiled templates and schemas, SDK clients) are what make the next row cheap.
-_engines: dict[Project, Engine] = {}
-_engines_lock = threading.Lock()
+_works: dict[Recipe, RowWork] = {}
+_works_lock = threading.Lock()
 
 
-def _engine_for(project: Project) -> Engine:
-    with _engines_lock:
-        engine = _engines.get(project)
-        if engine is None:
-            from scriptorium.engine import Engine
-            from scriptorium.observe import observer_from_env
-
-            engine = Engine(
-                project.root,
-                repair=project.repair,
-                artifact_root=project.artifact_root,
-                default_profile=project.default_profile,
-                observer=observer_from_env(),
-            )
-            _engines[project] = engine
-        return engine
+def _work_for(recipe: Recipe) -> RowWork:
+    with _works_lock:
+        work = _works.get(recipe)
+        if work is None:
+            work = _works[recipe] = recipe.rebuild()
+        return work
 
 
 def run_on_worker(
-    project: Project,
+    recipe: Recipe,
     request: RunRequest,
     prepared: PreparedRun,
     limiter: Any,
@@ -208,10 +71,10 @@ def run_on_worker(
     """One row, on a Ray worker, exactly as the local executor runs it (wait for room, take the
     grant just before the first request, settle after). None when the job stopped before the
     row was sent."""
-    engine = _engine_for(project)
+    work = _work_for(recipe)
     row = Row(0, request, prepared)
     try:
-        return run_row(engine, row, _ActorLimiter(limiter, limited))
+        return run_row(work, row, ActorLimiter(limiter, limited))
     except Stopped:
         return None
 
@@ -219,18 +82,18 @@ def run_on_worker(
 class RowRunner:
     """A worker: one Ray actor process running rows on its own threads (a row mostly waits on
     the network, so one process keeps many in flight). Kept across jobs of the same driver; it
-    builds one engine per project it is given."""
+    builds the row work once per recipe it is given."""
 
     def run(
         self,
-        project: Project,
+        recipe: Recipe,
         request: RunRequest,
         prepared: PreparedRun,
         limiter: Any,
         limited: frozenset[str] = frozenset(),
     ) -> RunResult | ScriptoriumError | None:
         """One row (see :func:`run_on_worker`)."""
-        return run_on_worker(project, request, prepared, limiter, limited)
+        return run_on_worker(recipe, request, prepared, limiter, limited)
 
 
 # The driver's workers, by what they were made for: starting a Ray worker process takes
@@ -313,20 +176,17 @@ class RayExecutor:
         return pool
 
     def execute(
-        self, engine: Engine, rows: Sequence[Row], deliver: Deliver, *, concurrency: int
+        self, work: RowWork, rows: Sequence[Row], deliver: Deliver, *, concurrency: int
     ) -> None:
-        """Run every row; see :class:`~scriptorium.batch.executor.BatchExecutor`."""
-        project = project_of(engine)
+        """Run every row; see :class:`~scriptorium.batch.work.BatchExecutor`. The workers build
+        the work from ``work.recipe()`` (``InvalidRequestError`` when it cannot travel)."""
+        recipe = work.recipe()
         ray = self._ray()
-        limits = profile_limits(engine, rows)
-        actor = (
-            ray.remote(LimiterActor)
-            .options(name=f"scriptorium-limiter-{uuid.uuid4().hex}", num_cpus=0)
-            .remote(_plain(limits), self.window_s, self.margin_s)
-        )
+        limits = profile_limits(work, rows)
+        actor = start_limiter(ray, limits, self.window_s, self.margin_s)
         limited = frozenset(limits)
         pool = self._pool(ray, concurrency)
-        project_ref = ray.put(project)
+        recipe_ref = ray.put(recipe)
         load = [0] * len(pool)
         pending: dict[Any, tuple[Row, int]] = {}
         queue: Iterator[Row] = iter(rows)
@@ -340,7 +200,7 @@ class RayExecutor:
                         break
                     slot = load.index(min(load))  # the least busy worker
                     ref = pool[slot].run.remote(
-                        project_ref, row.request, row.prepared, actor, limited
+                        recipe_ref, row.request, row.prepared, actor, limited
                     )
                     pending[ref] = (row, slot)
                     load[slot] += 1
@@ -376,7 +236,3 @@ def _deliver(ray: Any, ref: Any, row: Row, deliver: Deliver) -> None:
         outcome.__cause__ = err
     if outcome is not None:
         deliver(row, outcome)
-
-
-def _plain(limits: dict[str, RateLimits]) -> dict[str, dict[str, int]]:
-    return {name: given.given() for name, given in limits.items()}

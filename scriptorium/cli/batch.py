@@ -20,182 +20,30 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
-from scriptorium._files import FileProblem, open_named_file, read_named_file
 from scriptorium._journal import Journal
-from scriptorium.artifact.model import ArtifactContent
 from scriptorium.batch.executor import BatchExecutor, Row, executor_named
-from scriptorium.cli.commands import artifact_ref, build_request, make_engine, read_inputs
-from scriptorium.cli.inputs import typed_inputs
+from scriptorium.cli.batch_records import (
+    Item,
+    Record,
+    error_record,
+    read_done,
+    read_items,
+    report,
+    result_record,
+)
+from scriptorium.cli.commands import make_engine
 from scriptorium.cli.output import Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
-from scriptorium.hashing import REQUEST_HASH_VERSION
 
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
-    from scriptorium.promptdef.model import PromptDefinition
-    from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+    from scriptorium.usecase.model import PreparedRun, RunResult
 
+# read_done, report and result_record moved to scriptorium.cli.batch_records; still importable here.
 __all__ = ["cmd_batch", "read_done", "report", "result_record"]
-
-Record = dict[str, Any]
-#: The most ``--in`` may hold.
-MAX_IN_BYTES = 1 << 30
-_LINE_KEYS = frozenset({"id", "inputs", "artifacts"})
-
-
-@dataclass(frozen=True)
-class _Item:
-    """One input line: its request, or why it has none."""
-
-    line: int
-    id: Any
-    request: RunRequest | None = None
-    error: ScriptoriumError | None = None
-
-
-@dataclass(frozen=True)
-class _Shared:
-    """What the command line gives every line (a line's own values win)."""
-
-    inputs: dict[str, Any]
-    artifacts: dict[str, str | ArtifactContent]
-
-
-def _error_record(item: _Item, err: ScriptoriumError, request_hash: str | None) -> Record:
-    return {
-        "line": item.line,
-        "id": item.id,
-        "hash_version": REQUEST_HASH_VERSION,
-        "request_hash": request_hash,
-        "error": err.to_dict(),
-    }
-
-
-def result_record(item: _Item, result: RunResult) -> Record:
-    """The output line of a line that ran (a local run or a provider batch row alike)."""
-    return {
-        "line": item.line,
-        "id": item.id,
-        "hash_version": REQUEST_HASH_VERSION,
-        "request_hash": result.prepared.request_hash,
-        "valid": result.validation.valid,
-        "result": result.model_dump(mode="json", by_alias=True),
-    }
-
-
-def _parse_line(
-    args: argparse.Namespace,
-    number: int,
-    text: str,
-    base: Path,
-    shared: _Shared,
-    definition: PromptDefinition,
-) -> _Item:
-    try:
-        data = json.loads(text)
-    except ValueError as err:
-        return _Item(number, None, error=InvalidRequestError(f"line {number} is not JSON: {err}"))
-    if not isinstance(data, dict):
-        return _Item(number, None, error=InvalidRequestError(f"line {number} is not an object"))
-    item_id = data.get("id")
-    unknown = sorted(set(data) - _LINE_KEYS)
-    inputs, artifacts = data.get("inputs", {}), data.get("artifacts", {})
-    problem = None
-    if unknown:
-        problem = f"unknown key {unknown[0]!r} (expected id, inputs, artifacts)"
-    elif not isinstance(inputs, dict):
-        problem = "inputs must be an object"
-    elif not isinstance(artifacts, dict) or not all(
-        isinstance(v, str | dict) for v in artifacts.values()
-    ):
-        problem = "artifacts must be an object of name -> path or content"
-    if problem is not None:
-        return _Item(number, item_id, error=InvalidRequestError(f"line {number}: {problem}"))
-    refs: dict[str, str | ArtifactContent] = {}
-    for name, given in artifacts.items():
-        if isinstance(given, str):
-            refs[name] = artifact_ref(given, base)
-            continue
-        try:
-            with translate(InvalidRequestError, f"line {number}: artifact {name!r}"):
-                refs[name] = ArtifactContent.model_validate(given)
-        except ScriptoriumError as err:
-            return _Item(number, item_id, error=err)
-    try:
-        request = build_request(
-            args,
-            inputs={**shared.inputs, **inputs},
-            artifacts={**shared.artifacts, **refs},
-            definition=definition,
-        )
-    except ScriptoriumError as err:
-        return _Item(number, item_id, error=err)
-    return _Item(number, item_id, request=request)
-
-
-def _read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[_Item]:
-    base = Path(args.artifact_root or os.getcwd())
-    # Options give every line its defaults; a line's own inputs and artifacts win over them.
-    shared = _Shared(
-        inputs={
-            **read_inputs(args.inputs_file),
-            **typed_inputs(args.input_pairs, definition.inputs),
-        },
-        artifacts={name: artifact_ref(path, base) for name, path in args.artifact_pairs},
-    )
-    per_line = argparse.Namespace(
-        **{**vars(args), "inputs_file": None, "input_pairs": [], "artifact_pairs": []}
-    )
-    try:
-        data = read_named_file(args.in_file, max_bytes=MAX_IN_BYTES, label=args.in_file)
-    except FileProblem as err:
-        raise InvalidRequestError(f"--in: {err}", field="in") from err
-    with translate(InvalidRequestError, f"--in: cannot read {args.in_file}", field="in"):
-        text = data.decode("utf-8")
-    return [
-        _parse_line(per_line, number, line, base, shared, definition)
-        for number, line in enumerate(text.splitlines(), start=1)
-        if line.strip()
-    ]
-
-
-def read_done(*paths: Path) -> dict[str, Record]:
-    """Results already obtained, by ``request_hash``, from earlier output files (later files win).
-    Error lines and lines that do not parse (a torn last line) are ignored. A result recorded
-    under another request hash form is refused (``InvalidRequestError``): it could never match."""
-    done: dict[str, Record] = {}
-    for path in paths:
-        try:
-            handle = open_named_file(path, label=path.name)
-        except FileProblem:
-            continue
-        with handle:
-            for line in handle:
-                try:
-                    record = json.loads(line)
-                except ValueError:  # a torn line (or bytes that are not UTF-8)
-                    continue
-                if isinstance(record, dict) and "result" in record:
-                    _check_form(record, path)
-                    request_hash = record.get("request_hash")
-                    if isinstance(request_hash, str):
-                        done[request_hash] = record
-    return done
-
-
-def _check_form(record: Record, path: Path) -> None:
-    version = record.get("hash_version", 1)
-    if version != REQUEST_HASH_VERSION:
-        raise InvalidRequestError(
-            f"{path} holds results recorded under request hash form {version} (this scriptorium "
-            f"writes form {REQUEST_HASH_VERSION}, which leaves out the endpoint), so they cannot "
-            "be matched to the lines to resume; move the file away to run every line again",
-            field="out",
-        )
 
 
 class _Batch:
@@ -208,16 +56,16 @@ class _Batch:
         self.journal = journal
         self.resumed = 0
 
-    def start(self, item: _Item) -> Record | PreparedRun:
+    def start(self, item: Item) -> Record | PreparedRun:
         """The record of a line that needs no call (a bad line, a failed prepare, a result
         already obtained), else the prepared run to send."""
         if item.request is None:
             assert item.error is not None
-            return _error_record(item, item.error, None)
+            return error_record(item, item.error, None)
         try:
             prepared = self.engine.prepare(item.request)
         except ScriptoriumError as err:
-            return _error_record(item, err, None)
+            return error_record(item, err, None)
         earlier = self.done.get(prepared.request_hash)
         if earlier is not None:
             self.resumed += 1
@@ -225,11 +73,11 @@ class _Batch:
         return prepared
 
     def finish(
-        self, item: _Item, outcome: RunResult | ScriptoriumError, request_hash: str
+        self, item: Item, outcome: RunResult | ScriptoriumError, request_hash: str
     ) -> Record:
         """The record of a line that ran, journaled."""
         if isinstance(outcome, ScriptoriumError):
-            return _error_record(item, outcome, request_hash)
+            return error_record(item, outcome, request_hash)
         record = result_record(item, outcome)
         # One write of one whole line: a crash can tear only this line, never glue the next.
         self.journal.append(_json_line(record))
@@ -259,7 +107,7 @@ class _InOrder:
 
 def _execute(
     batch: _Batch,
-    items: list[_Item],
+    items: list[Item],
     executor: BatchExecutor,
     concurrency: int,
     sink: IO[str],
@@ -282,7 +130,7 @@ def _execute(
         writer.add(row.index, record)
 
     if rows:
-        executor.execute(batch.engine, rows, deliver, concurrency=concurrency)
+        executor.execute(batch.engine.row_work(), rows, deliver, concurrency=concurrency)
     assert writer.next_index == len(items), "the executor left rows undelivered"
 
 
@@ -318,7 +166,7 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     engine = make_engine(args)
     # A missing or broken prompt fails the batch, not each line.
     definition = engine.prompts.get(args.prompt)
-    items = _read_items(args, definition)
+    items = read_items(args, definition)
     out = Path(args.out_file)
     journal_path = out.with_name(out.name + ".partial")
     temp_path = out.with_name(out.name + ".tmp")
@@ -349,24 +197,3 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     if progress:
         reporter.err.write("\n")
     return report(reporter, len(items), counts, batch.resumed, out)
-
-
-def report(reporter: Reporter, lines: int, counts: dict[str, int], resumed: int, out: Path) -> int:
-    """Print the summary of a finished batch; the exit status (1 when a line failed or gave
-    invalid output)."""
-    summary = {"lines": lines, **counts, "resumed": resumed, "out": str(out)}
-    if reporter.json_mode:
-        reporter.json(summary)
-    else:
-        reporter.line(
-            f"{lines} lines: {counts['ok']} valid, {counts['invalid']} invalid, "
-            f"{counts['failed']} failed ({resumed} from earlier results) -> {out}"
-        )
-    if counts["invalid"] or counts["failed"]:
-        reporter.error(
-            "batch_failed",
-            f"{counts['failed']} of {lines} lines failed and {counts['invalid']} "
-            f"gave invalid output; see {out}",
-        )
-        return 1
-    return 0

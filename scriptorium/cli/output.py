@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from scriptorium import errors
+import scriptorium.errors as errors
 from scriptorium.prompt.model import content_text
 
 if TYPE_CHECKING:

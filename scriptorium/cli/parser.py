@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from scriptorium import __version__
+from scriptorium._version import __version__
 from scriptorium.cli.inputs import guess_value, split_input
 
 __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]

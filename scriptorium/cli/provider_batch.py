@@ -16,13 +16,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scriptorium.batch.job import crash_point, custom_id_of
+from scriptorium.batch.job import CRASH_ENV, crash_at, custom_id_of
 from scriptorium.batch.store import StateFile
-from scriptorium.cli.batch import (
+from scriptorium.cli.batch_records import (
     Record,
-    _error_record,
-    _read_items,
+    error_record,
     read_done,
+    read_items,
     report,
     result_record,
 )
@@ -31,7 +31,7 @@ from scriptorium.cli.output import Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
-    from scriptorium.batch.job import BatchJob
+    from scriptorium.batch.job import BatchJob, StepHook
     from scriptorium.engine import Engine
     from scriptorium.llm.batches import BatchLimits
     from scriptorium.usecase.model import RunRequest
@@ -54,15 +54,28 @@ def _limits(args: argparse.Namespace, engine: Engine, provider: str | None) -> B
     return BatchLimits(min(size, base.max_requests), base.max_bytes)
 
 
+def _crash_hook() -> StepHook | None:
+    """The crash test hook the environment asks for (see ``scriptorium.batch.job.CRASH_ENV``)."""
+    wanted = os.environ.get(CRASH_ENV)
+    return crash_at(wanted) if wanted else None
+
+
+def _no_step(step: str) -> None:
+    """The step hook when no crash test asks for one."""
+
+
 def _job(
     engine: Engine,
     store: StateFile,
     to_send: list[tuple[int, RunRequest, str]],
     limits: BatchLimits | None,
+    on_step: StepHook | None,
 ) -> BatchJob:
     """The job for ``to_send``: resumed from ``store`` when it exists, else submitted."""
     if not store.exists():
-        return engine.submit_batch([r for _, r, _ in to_send], state=store.path, limits=limits)
+        return engine.submit_batch(
+            [r for _, r, _ in to_send], state=store.path, limits=limits, on_step=on_step
+        )
     saved = store.load()
     wanted = [custom_id_of(h) for _, _, h in to_send]
     if [row.custom_id for row in saved.rows] != wanted:
@@ -71,17 +84,18 @@ def _job(
             "finish that one or delete the file",
             field="state",
         )
-    return engine.resume_batch(store.path, limits=limits)
+    return engine.resume_batch(store.path, limits=limits, on_step=on_step)
 
 
 def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     """Run the batch through the provider's batch API; exit as a local batch does."""
     if args.poll_s <= 0:
         raise InvalidRequestError("--poll-s must be positive", field="poll_s")
+    on_step = _crash_hook()
     engine = make_engine(args)
     # A missing or broken prompt fails the batch, not each line.
     definition = engine.prompts.get(args.prompt)
-    items = _read_items(args, definition)
+    items = read_items(args, definition)
     out = Path(args.out_file)
     store = StateFile(args.state or out.with_name(out.name + ".state.json"))
     done = read_done(out)
@@ -91,12 +105,12 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     for index, item in enumerate(items):
         if item.request is None:
             assert item.error is not None
-            records[index] = _error_record(item, item.error, None)
+            records[index] = error_record(item, item.error, None)
             continue
         try:
             request_hash = engine.prepare(item.request).request_hash
         except ScriptoriumError as err:
-            records[index] = _error_record(item, err, None)
+            records[index] = error_record(item, err, None)
             continue
         earlier = done.get(request_hash)
         if earlier is not None:
@@ -106,7 +120,7 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
             to_send.append((index, item.request, request_hash))
     if to_send:
         provider = engine.prepare(to_send[0][1]).target.provider
-        job = _job(engine, store, to_send, _limits(args, engine, provider))
+        job = _job(engine, store, to_send, _limits(args, engine, provider), on_step)
         if reporter.err.isatty():
             status = job.status()
             reporter.err.write(
@@ -118,11 +132,11 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
         for (index, _, request_hash), outcome in zip(to_send, job.results(), strict=True):
             item = items[index]
             records[index] = (
-                _error_record(item, outcome, request_hash)
+                error_record(item, outcome, request_hash)
                 if isinstance(outcome, ScriptoriumError)
                 else result_record(item, outcome)
             )
-    counts = _write(out, records)
+    counts = _write(out, records, on_step or _no_step)
     if to_send or _settled(store, done):
         store.remove()
     return report(reporter, len(items), counts, resumed, out)
@@ -142,8 +156,9 @@ def _settled(store: StateFile, done: dict[str, Record]) -> bool:
     return all(row.custom_id is None or row.custom_id in answered for row in saved.rows)
 
 
-def _write(out: Path, records: list[Record | None]) -> dict[str, int]:
-    """Replace ``out`` with every record, in input order; the counts by kind."""
+def _write(out: Path, records: list[Record | None], on_step: StepHook) -> dict[str, int]:
+    """Replace ``out`` with every record, in input order; the counts by kind. ``on_step`` is
+    told ``writing-results`` half way through."""
     counts = {"ok": 0, "invalid": 0, "failed": 0}
     temp = out.with_name(out.name + ".tmp")
     with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
@@ -155,7 +170,7 @@ def _write(out: Path, records: list[Record | None]) -> dict[str, int]:
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 if number == len(records) // 2:
                     sink.flush()
-                    crash_point("writing-results")
+                    on_step("writing-results")
             sink.flush()
             os.fsync(sink.fileno())
         os.replace(temp, out)

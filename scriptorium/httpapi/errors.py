@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scriptorium import errors
+import scriptorium.errors as errors
 
 __all__ = [
     "CONFIGURATION_CODES",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium import __version__
+from scriptorium._version import __version__
 
 __all__ = ["ERROR_STATUSES", "build_openapi"]
 
@@ -40,7 +40,7 @@ _PROMPT_ERRORS = (400, 401, 404, 500)
 def _schemas() -> dict[str, Any]:
     from pydantic.json_schema import models_json_schema
 
-    from scriptorium.httpapi import schemas
+    import scriptorium.httpapi.schemas as schemas
     from scriptorium.promptdef.model import PROMPT_ID_PATTERN
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 

@@ -111,7 +111,7 @@ class OTelObserver:
             raise InvalidRequestError(
                 "OTelObserver needs opentelemetry-api: install scriptorium[otel]", field="observer"
             ) from err
-        from scriptorium import __version__
+        from scriptorium._version import __version__
 
         if capture_content is None:
             values = os.environ if env is None else env

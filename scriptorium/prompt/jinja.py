@@ -21,10 +21,10 @@ from jinja2 import Template, TemplateSyntaxError, UndefinedError, nodes
 from jinja2.exceptions import SecurityError
 from jinja2.meta import find_undeclared_variables
 
+import scriptorium.prompt.cache_marks as cache_marks
 from scriptorium.artifact.model import Artifact, BinaryTextError
 from scriptorium.errors import PromptLoadError, PromptRenderError, describe
 from scriptorium.hashing import hash_json
-from scriptorium.prompt import cache_marks
 from scriptorium.prompt._sandbox import (
     CURRENT_BUDGET,
     BoundExceeded,

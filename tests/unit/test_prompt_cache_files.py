@@ -1,17 +1,13 @@
 """Caching as written in prompt files: the front matter, the ``{# cache #}`` lines found when the
-body is split, what the renderer makes of them, and ``check``'s warnings."""
+body is split, and what the renderer makes of them (``check``'s warnings: tests/check/)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium import Engine
 from scriptorium.errors import PromptLoadError
-from scriptorium.lint import Problem
 from scriptorium.prompt.cache_marks import normalize
 from scriptorium.prompt.jinja import JinjaRenderer
 from scriptorium.prompt.model import CachePoint
@@ -102,61 +98,3 @@ def test_normalize_keeps_the_last_four_and_raises_earlier_ttls() -> None:
     kept = normalize(points)
     assert [p.offset for p in kept] == [1, 2, 3, 4]
     assert [p.ttl for p in kept] == ["1h", "1h", "1h", "5m"]
-
-
-# --- check --------------------------------------------------------------------------------------
-
-
-def _project(tmp_path: Path, prompt: str, model: str = "claude-sonnet-4-6") -> list[Problem]:
-    (tmp_path / "prompts").mkdir()
-    (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "claude.yaml").write_text(
-        f"provider: anthropic\nmodel: {model}\napi_key_env: ANTHROPIC_API_KEY\n", encoding="utf-8"
-    )
-    (tmp_path / "prompts" / "p.prompt.md").write_text(prompt, encoding="utf-8")
-    return Engine(tmp_path).check()
-
-
-LONG = "A rule that never changes. " * 200  # about 1,350 tokens
-
-
-def _kinds(problems: list[Problem]) -> list[str]:
-    return [p.kind for p in problems]
-
-
-def test_check_is_quiet_about_a_sound_static_prompt(tmp_path: Path) -> None:
-    prompt = f"---\nprofile: claude\ncache: static\n---\n## system\n{LONG}\n\n## user\nHi.\n"
-    assert _project(tmp_path, prompt) == []
-
-
-def test_check_warns_about_more_than_four_breakpoints(tmp_path: Path) -> None:
-    parts = "\n".join(f"{LONG}\n{{# cache #}}" for _ in range(5))
-    prompt = f"---\nprofile: claude\ncache: explicit\n---\n## user\n{parts}\nQ\n"
-    problems = _project(tmp_path, prompt)
-    assert _kinds(problems) == ["cache_breakpoints"]
-    assert problems[0].severity == "warning"
-    assert problems[0].to_dict()["severity"] == "warning"
-
-
-def test_check_warns_about_a_breakpoint_after_input_dependent_text(tmp_path: Path) -> None:
-    prompt = (
-        "---\nprofile: claude\ncache: explicit\ninputs: {type: object, properties: "
-        f"{{name: {{type: string}}}}}}\n---\n## user\nHello {{{{ name }}}}\n{LONG}\n"
-        "{# cache #}\nQ\n"
-    )
-    assert _kinds(_project(tmp_path, prompt)) == ["cache_after_input"]
-
-
-def test_check_warns_about_a_prefix_shorter_than_the_model_caches(tmp_path: Path) -> None:
-    prompt = "---\nprofile: claude\ncache: static\n---\n## system\nShort rules.\n\n## user\nHi.\n"
-    problems = _project(tmp_path, prompt, model="claude-haiku-4-5")
-    assert _kinds(problems) == ["cache_too_short"]
-    assert "4096" in problems[0].message
-
-
-def test_warnings_do_not_fail_check(tmp_path: Path) -> None:
-    from scriptorium.cli import main
-
-    prompt = "---\nprofile: claude\ncache: static\n---\n## system\nShort rules.\n\n## user\nHi.\n"
-    _project(tmp_path, prompt)
-    assert main(["check", "--root", str(tmp_path)]) == 0

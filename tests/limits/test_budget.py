@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.batch.limits import Estimate, LocalLimiter, RateBudget, Stopped
+from scriptorium.limits.budget import Estimate, RateBudget
+from scriptorium.limits.limiter import Stopped
+from scriptorium.limits.local import LocalLimiter
 from scriptorium.profile.model import RateLimits
 from tests.executor_support import most_in_any_window
 

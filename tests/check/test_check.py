@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from scriptorium import Engine
-from scriptorium.lint import KINDS, Problem, check_project
+from scriptorium.check.problems import KINDS, Problem
+from scriptorium.check.project import check_project
 
 GOOD_PROFILE = "provider: fake\noptions: {responses: [ok]}\n"
 PASTED = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"

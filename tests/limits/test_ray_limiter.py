@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium.batch.limits import Estimate
-from scriptorium.batch.ray import _ActorLimiter
+from scriptorium.limits.budget import Estimate
+from scriptorium.limits.ray import ActorLimiter
 
 
 class _Method:
@@ -34,7 +34,7 @@ NEED = Estimate(requests=1, input_tokens=10, output_tokens=10)
 
 def test_a_profile_without_limits_asks_the_actor_nothing_before_its_grant() -> None:
     actor = RecordingActor()
-    limiter = _ActorLimiter(actor, frozenset({"limited"}))
+    limiter = ActorLimiter(actor, frozenset({"limited"}))
     limiter.ready("free", NEED)
     limiter.pause("free", 3.0)
     limiter.settle("free", -1, NEED)
@@ -43,7 +43,7 @@ def test_a_profile_without_limits_asks_the_actor_nothing_before_its_grant() -> N
 
 def test_a_profile_with_limits_still_reports_pauses_and_settles() -> None:
     actor = RecordingActor()
-    limiter = _ActorLimiter(actor, frozenset({"limited"}))
+    limiter = ActorLimiter(actor, frozenset({"limited"}))
     limiter.pause("limited", 3.0)
     limiter.settle("limited", 7, NEED)
     assert actor.calls == [("pause", ("limited", 3.0)), ("settle", ("limited", 7, NEED))]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from scriptorium import Engine
-from scriptorium.lint import KINDS, check_project
+from scriptorium.check.problems import KINDS
+from scriptorium.check.project import check_project
 
 
 def engine_with(root: Path, front: str, body: str) -> Engine:

@@ -1,0 +1,95 @@
+"""``check`` over the profiles: file names, links, pasted keys, profiles that do not load, and what
+the provider's spec says about a profile (its provider known, its options, a model where one is
+needed, its media options); and provider plugins that do not load."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from scriptorium.check.files import ProjectFiles
+from scriptorium.check.problems import Problem
+from scriptorium.check.secrets import profile_secrets
+from scriptorium.check.view import ProjectView
+from scriptorium.errors import ScriptoriumError
+from scriptorium.llm.registry import ENTRY_POINT_GROUP
+from scriptorium.profile.model import is_valid_profile_name
+
+__all__ = ["PROFILE_SUFFIXES", "plugin_problems", "profile_problems"]
+
+PROFILE_SUFFIXES = (".yaml", ".yml")
+
+
+def profile_problems(view: ProjectView, files: ProjectFiles, names: set[str]) -> Iterator[Problem]:
+    """Every problem of the profile files, then of each profile in ``names`` (those listed)."""
+    try:
+        filenames = sorted(os.listdir(files.profiles_dir))
+    except OSError:
+        filenames = []
+    for filename in filenames:
+        for suffix in PROFILE_SUFFIXES:
+            name = filename.removesuffix(suffix)
+            if not filename.endswith(suffix):
+                continue
+            if not is_valid_profile_name(name):
+                yield Problem(
+                    files.shown(files.profiles_dir / filename),
+                    "profile_name",
+                    f"{name!r} is not a valid profile name (lowercase letters, digits, "
+                    "'-' and '_'); the file cannot be used",
+                )
+            else:
+                yield from files.link_problems(files.profile_files, filename, "profiles/")
+    for name in sorted(names):
+        yield from _check_profile(view, files, name)
+
+
+def plugin_problems(view: ProjectView) -> Iterator[Problem]:
+    """A warning per provider plugin that does not load (it breaks only the profiles that name
+    its provider, and those are reported on their own)."""
+    for message in view.providers.problems:
+        yield Problem(ENTRY_POINT_GROUP, "provider_plugin", message)
+
+
+def _profile_file(files: ProjectFiles, name: str) -> Path:
+    for suffix in PROFILE_SUFFIXES:
+        path = files.profiles_dir / (name + suffix)
+        if path.exists():
+            return path
+    return files.profiles_dir / (name + PROFILE_SUFFIXES[0])
+
+
+def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterator[Problem]:
+    path = _profile_file(files, name)
+    file = files.shown(path)
+    secrets = list(profile_secrets(files.profile_files, path.name, file))
+    yield from secrets
+    try:
+        profile = view.profiles.get(name)
+    except ScriptoriumError as err:
+        # A profile holding a secret is refused for that reason: said once, above.
+        if not secrets:
+            yield Problem(file, "profile_invalid", err.message)
+        return
+    known = view.known_providers
+    if known is not None and profile.provider not in known:
+        yield Problem(
+            file,
+            "profile_invalid",
+            f"unknown provider {profile.provider!r}; known: {', '.join(known)}",
+        )
+    spec = view.providers.find(profile.provider)
+    if spec is None:
+        return
+    for message in spec.option_problems(profile.options, profile.source):
+        yield Problem(file, "profile_invalid", message)
+    if spec.needs_key and not profile.model:
+        yield Problem(
+            file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
+        )
+    if "media" in profile.options:
+        try:
+            spec.media_limits(profile.endpoint, profile.options)
+        except ScriptoriumError as err:
+            yield Problem(file, "profile_invalid", err.message)
