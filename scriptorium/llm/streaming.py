@@ -18,9 +18,17 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol
 
-from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.client import AsyncStreamingClient, StreamingClient, StreamItem
+from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.llm.client import (
+    AsyncClient,
+    AsyncStreamingClient,
+    Client,
+    StreamingClient,
+    StreamItem,
+    supports,
+)
 from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.retry.http import Classify, as_failure
 
 __all__ = [
     "AsyncStreamingClient",
@@ -29,11 +37,13 @@ __all__ = [
     "aread_to_first",
     "arest",
     "astream_of",
+    "broken_stream",
     "chunked",
     "read_to_first",
     "rest",
     "stream_of",
 ]
+
 
 def chunked(text: str, pieces: int = 4) -> list[str]:
     """``text`` cut into about ``pieces`` non-empty chunks (fewer for short texts), in order.
@@ -49,17 +59,15 @@ def chunked(text: str, pieces: int = 4) -> list[str]:
 def stream_of(client: Any, request: LLMRequest) -> Iterator[StreamItem]:
     """``client``'s stream for ``request``: its own ``stream`` when it has one, else its
     ``generate`` answer as one chunk."""
-    stream = getattr(client, "stream", None)
-    if callable(stream):
-        return iter(stream(request))
-    generate = getattr(client, "generate", None)
-    if not callable(generate):
+    if supports(client, StreamingClient):
+        return iter(client.stream(request))
+    if not supports(client, Client):
         raise LLMGenerateError("the client has no generate() or stream()", reason="config")
-    return _one_chunk(generate, request)
+    return _one_chunk(client, request)
 
 
-def _one_chunk(generate: Any, request: LLMRequest) -> Iterator[StreamItem]:
-    response = generate(request)
+def _one_chunk(client: Client, request: LLMRequest) -> Iterator[StreamItem]:
+    response = client.generate(request)
     if isinstance(response, LLMResponse) and response.text:
         yield response.text
     yield response
@@ -68,21 +76,18 @@ def _one_chunk(generate: Any, request: LLMRequest) -> Iterator[StreamItem]:
 def astream_of(client: Any, request: LLMRequest) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`stream_of`: ``astream``, else ``agenerate`` as one chunk, else
     ``generate`` in a worker thread as one chunk."""
-    astream = getattr(client, "astream", None)
-    if callable(astream):
-        return aiter(astream(request))
+    if supports(client, AsyncStreamingClient):
+        return aiter(client.astream(request))
     return _aone_chunk(client, request)
 
 
 async def _aone_chunk(client: Any, request: LLMRequest) -> AsyncIterator[StreamItem]:
-    agenerate = getattr(client, "agenerate", None)
-    if callable(agenerate):
-        response = await agenerate(request)
+    if supports(client, AsyncClient):
+        response = await client.agenerate(request)
     else:
-        generate = getattr(client, "generate", None)
-        if not callable(generate):
+        if not supports(client, Client):
             raise LLMGenerateError("the client has no generate() or astream()", reason="config")
-        response = await asyncio.to_thread(generate, request)
+        response = await asyncio.to_thread(client.generate, request)
     if isinstance(response, LLMResponse) and response.text:
         yield response.text
     yield response
@@ -162,3 +167,33 @@ async def arest(
                 yield piece
     except Exception as err:
         raise broken(err, "".join(sent)) from err
+
+
+def broken_stream(
+    err: BaseException,
+    partial: str,
+    *,
+    provider: str,
+    model: str,
+    key: str,
+    attempts: int,
+    classify: Classify,
+) -> LLMGenerateError:
+    """The final error of a stream that failed after its first text (never retried): ``err``
+    classified as a retry would have classified it, with the text handed out so far as
+    ``partial_text`` and the key redacted from the message."""
+    failure = as_failure(err, classify)
+    message = redact(
+        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began", (key,)
+    )
+    return LLMGenerateError(
+        message,
+        reason=failure.reason,
+        retryable=failure.retryable,
+        http_status=failure.http_status,
+        retry_after_s=failure.retry_after_s,
+        attempts=attempts,
+        provider=provider,
+        model=model,
+        partial_text=partial,
+    )

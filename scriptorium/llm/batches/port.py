@@ -5,8 +5,8 @@ A :class:`BatchProvider` has two halves. :class:`BatchRows` (pure) turns a run's
 into the :class:`~scriptorium.llm.model.LLMResponse` a run would have got, priced at the batch
 rate. :class:`BatchAPI` does the I/O: it submits a chunk of rows as one provider batch, reports on
 batches (by id, or the recent ones, for the in-doubt lookup) and reads an ended batch's rows. The
-adapters live in each provider's code (the spec's ``batches``), such as
-:mod:`scriptorium.batch.openai_batches`.
+adapters live in each provider's package (the spec's ``batches``), such as
+:mod:`scriptorium.llm.openai.batches`; what they share is in :mod:`scriptorium.llm.batches.calls`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from typing import Any, Literal, Protocol
 from scriptorium.llm.model import LLMRequest, LLMResponse
 
 __all__ = [
-    "ANTHROPIC_LIMITS",
-    "OPENAI_LIMITS",
     "BatchAPI",
     "BatchLimits",
     "BatchProvider",
@@ -35,12 +33,6 @@ class BatchLimits:
 
     max_requests: int
     max_bytes: int
-
-
-#: Message Batches: 100,000 requests or 256 MB per batch.
-ANTHROPIC_LIMITS = BatchLimits(100_000, 256 * 1024 * 1024)
-#: Batch API: 50,000 requests or a 200 MB input file per batch.
-OPENAI_LIMITS = BatchLimits(50_000, 200 * 1024 * 1024)
 
 
 @dataclass(frozen=True)
@@ -103,7 +95,7 @@ class BatchRows(Protocol):
 class BatchAPI(Protocol):
     """A provider's batch endpoints, bound to one endpoint and key."""
 
-    #: ``anthropic`` or ``openai``.
+    #: The provider's name.
     name: str
     limits: BatchLimits
     #: Whether :meth:`create` stores ``tag`` where :meth:`recent` can read it back.

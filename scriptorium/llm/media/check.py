@@ -1,4 +1,4 @@
-"""What each provider accepts in the way of media, checked in ``prepare`` before any call.
+"""What a provider accepts in the way of media, checked in ``prepare`` before any call.
 
 A request with media is refused here, with ``InvalidRequestError``, when the provider cannot take
 it: a kind of media it does not read (an OpenAI-compatible server takes only what its profile's
@@ -7,126 +7,37 @@ provider's side limit (read from the file header), or an encoded request over th
 size limit. The provider would refuse each of these with a 400 after the upload; saying so here
 costs nothing and names the artifact.
 
-The limits are the providers' published ones; ``internal_docs/media.md`` lists them and where
-scriptorium is stricter or can only estimate (PDF pages are counted without a PDF library).
+The limits are each provider's own (its spec's ``media`` rule, :class:`~.limits.MediaLimits`);
+``internal_docs/media.md`` lists them and where scriptorium is stricter or can only estimate (PDF
+pages are counted without a PDF library).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from scriptorium.artifact.media import MediaKind, image_size, media_kind, pdf_page_count
+from scriptorium.artifact.media import image_size, media_kind, pdf_page_count
 from scriptorium.artifact.model import Artifact
 from scriptorium.errors import InvalidRequestError
+from scriptorium.llm.media.limits import MediaLimits, base64_length
 from scriptorium.llm.model import LLMRequest
 from scriptorium.prompt.model import MediaPart, Message, TextPart
 
-__all__ = [
-    "ANTHROPIC_LIMITS",
-    "OPENAI_LIMITS",
-    "MediaLimits",
-    "check_media",
-    "encoded_size",
-    "limits_for",
-    "media_bytes",
-    "openai_limits",
-]
-
-_MB = 1_000_000
-#: ``options.media`` values an OpenAI-compatible profile may list.
-MEDIA_OPTION_VALUES: tuple[MediaKind, ...] = ("image", "pdf")
-
-
-@dataclass(frozen=True)
-class MediaLimits:
-    """One provider's media rules. ``None`` means no limit is known (the check is skipped)."""
-
-    provider: str
-    kinds: frozenset[str]
-    #: The whole request body, media base64-encoded, in bytes.
-    max_request_bytes: int | None = None
-    #: Image parts in one request.
-    max_images: int | None = None
-    #: PDF pages in one request, all documents together.
-    max_pdf_pages: int | None = None
-    #: The PDFs' raw bytes in one request, all documents together.
-    max_pdf_bytes: int | None = None
-    #: Width and height, each, in pixels.
-    max_image_side: int | None = None
-    #: What to do about a kind it does not take, when something can be done.
-    hint: str = ""
-    #: Who refuses, in messages (default: "the <provider> API").
-    who: str = ""
-
-
-ANTHROPIC_LIMITS = MediaLimits(
-    provider="anthropic",
-    kinds=frozenset({"image", "pdf"}),
-    max_request_bytes=32 * _MB,
-    max_images=100,
-    max_pdf_pages=100,
-    max_image_side=8000,
-)
-OPENAI_LIMITS = MediaLimits(
-    provider="openai",
-    kinds=frozenset({"image", "pdf"}),
-    max_request_bytes=50 * _MB,
-    max_images=500,
-    max_pdf_pages=100,
-    max_pdf_bytes=32 * _MB,
-    max_image_side=8000,
-)
-_ANYTHING = frozenset({"image", "pdf"})
-
-
-def _is_default_openai(endpoint: str | None) -> bool:
-    return endpoint is None or "://api.openai.com" in endpoint
+__all__ = ["check_media", "encoded_size", "limits_for", "media_bytes"]
 
 
 def limits_for(
     provider: str, endpoint: str | None, options: Mapping[str, Any], *, profile: str | None = None
 ) -> MediaLimits | None:
-    """The rules for a target, from its provider's spec; None when scriptorium knows none
-    (``fake``, ``replay`` and registered providers take any media; their clients decide)."""
+    """The rules for a target, from its provider's spec in the default registry; None when
+    scriptorium knows none (``fake``, ``replay`` and registered providers without a media rule
+    take any media; their clients decide)."""
     from scriptorium.llm.registry import default_registry
 
     spec = default_registry().find(provider)
     return None if spec is None else spec.media_limits(endpoint, options, profile)
-
-
-def openai_limits(
-    endpoint: str | None, options: Mapping[str, Any], *, profile: str | None = None
-) -> MediaLimits:
-    """OpenAI's rules; at a non-default endpoint (an OpenAI-compatible server) only the kinds its
-    profile lists in ``options.media`` (``image``, ``pdf``; none when absent), within OpenAI's
-    limits."""
-    if _is_default_openai(endpoint):
-        return OPENAI_LIMITS
-    declared = options.get("media", [])
-    if isinstance(declared, str):
-        declared = [declared]
-    if not isinstance(declared, list | tuple) or not all(
-        item in MEDIA_OPTION_VALUES for item in declared
-    ):
-        raise InvalidRequestError(
-            "options.media must be a list of 'image' and 'pdf' (what the server accepts)",
-            profile=profile,
-            field="options.media",
-        )
-    return MediaLimits(
-        provider="openai-compatible",
-        kinds=frozenset(declared),
-        max_request_bytes=OPENAI_LIMITS.max_request_bytes,
-        max_images=OPENAI_LIMITS.max_images,
-        max_pdf_pages=OPENAI_LIMITS.max_pdf_pages,
-        max_pdf_bytes=OPENAI_LIMITS.max_pdf_bytes,
-        max_image_side=OPENAI_LIMITS.max_image_side,
-        hint="list what the server accepts in the profile's options.media",
-        who="this OpenAI-compatible server",
-    )
 
 
 def media_bytes(messages: Sequence[Message], artifacts: Mapping[str, Artifact]) -> dict[str, bytes]:
@@ -135,10 +46,6 @@ def media_bytes(messages: Sequence[Message], artifacts: Mapping[str, Artifact]) 
     if not wanted:
         return {}
     return {a.sha256: a.data for a in artifacts.values() if a.sha256 in wanted}
-
-
-def _b64_len(size: int) -> int:
-    return 4 * ((size + 2) // 3)
 
 
 def encoded_size(request: LLMRequest) -> int:
@@ -154,7 +61,7 @@ def encoded_size(request: LLMRequest) -> int:
             if isinstance(part, TextPart):
                 total += len(part.text.encode("utf-8"))
             else:
-                total += _b64_len(part.size) + len(part.media_type) + 64
+                total += base64_length(part.size) + len(part.media_type) + 64
     return total
 
 
