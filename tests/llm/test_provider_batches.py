@@ -18,8 +18,8 @@ from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.batch import BatchLimits
 from scriptorium.batch.job import custom_id_of
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError
-from scriptorium.llm.anthropic import AnthropicClient
-from scriptorium.llm.openai import OpenAIClient
+from scriptorium.llm.anthropic.client import AnthropicClient
+from scriptorium.llm.openai.client import OpenAIClient
 from scriptorium.llm.pricing import cost_micro, price_for
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.usecase.model import RunResult

@@ -14,12 +14,9 @@ import pytest
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium._testing.http import RecordedRequest
 from scriptorium.llm import _direct
-from scriptorium.llm.anthropic import (
-    AnthropicClient,
-    _default_factory,
-    _http_response_class,
-    _sdk,
-)
+from scriptorium.llm.anthropic.client import AnthropicClient
+from scriptorium.llm.anthropic.sdk import default_factory, http_response_class
+from scriptorium.llm.anthropic.sdk import sdk as load_sdk
 from scriptorium.llm.model import LLMRequest, Target
 from scriptorium.prompt.model import Message
 
@@ -46,12 +43,12 @@ def url_of(server: FakeAnthropicServer) -> str:
 
 def via_post(client: Any, url: str, body: bytes = BODY, timeout: float = TIMEOUT) -> Any:
     return client.post(
-        url, content=body, cast_to=_http_response_class(), options={"timeout": timeout}
+        url, content=body, cast_to=http_response_class(), options={"timeout": timeout}
     )
 
 
 def via_direct(client: Any, url: str, body: bytes = BODY, timeout: float = TIMEOUT) -> Any:
-    poster = _direct.direct_post(_sdk(), client, url)
+    poster = _direct.direct_post(load_sdk(), client, url)
     assert poster is not None, "the SDK's own client should go direct"
     return poster.send(body, timeout)
 
@@ -71,13 +68,13 @@ def closed_port() -> int:
 
 def test_the_installed_sdk_goes_direct_for_both_client_kinds() -> None:
     """If an SDK upgrade changes what is checked, this fails instead of quietly going slow."""
-    sync = _default_factory(False, KEY, "http://127.0.0.1:9")
-    assert _direct.direct_post(_sdk(), sync, "http://127.0.0.1:9/v1/messages") is not None
+    sync = default_factory(False, KEY, "http://127.0.0.1:9")
+    assert _direct.direct_post(load_sdk(), sync, "http://127.0.0.1:9/v1/messages") is not None
 
     async def build() -> Any:
-        client = _default_factory(True, KEY, "http://127.0.0.1:9")
+        client = default_factory(True, KEY, "http://127.0.0.1:9")
         try:
-            return _direct.direct_post(_sdk(), client, "http://127.0.0.1:9/v1/messages")
+            return _direct.direct_post(load_sdk(), client, "http://127.0.0.1:9/v1/messages")
         finally:
             await client.close()
 
@@ -86,7 +83,7 @@ def test_the_installed_sdk_goes_direct_for_both_client_kinds() -> None:
 
 @pytest.mark.parametrize("timeout", [TIMEOUT, 0.75, 59.999871234, 600.0])
 def test_sync_direct_sends_what_post_sends(server: FakeAnthropicServer, timeout: float) -> None:
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     with client:
         through_post = via_post(client, url_of(server), timeout=timeout)
         sent_by_post = last(server)
@@ -105,16 +102,16 @@ def test_sync_direct_sends_what_post_sends(server: FakeAnthropicServer, timeout:
 
 def test_async_direct_sends_what_post_sends(server: FakeAnthropicServer) -> None:
     async def both() -> tuple[RecordedRequest, RecordedRequest]:
-        client = _default_factory(True, KEY, server.url)
+        client = default_factory(True, KEY, server.url)
         async with client:
             await client.post(
                 url_of(server),
                 content=BODY,
-                cast_to=_http_response_class(),
+                cast_to=http_response_class(),
                 options={"timeout": TIMEOUT},
             )
             by_post = last(server)
-            poster = _direct.direct_post(_sdk(), client, url_of(server))
+            poster = _direct.direct_post(load_sdk(), client, url_of(server))
             assert poster is not None
             answer = await poster.asend(BODY, TIMEOUT)
             assert answer.status_code == 200
@@ -127,7 +124,7 @@ def test_async_direct_sends_what_post_sends(server: FakeAnthropicServer) -> None
 
 
 def test_every_body_gets_its_own_content_length(server: FakeAnthropicServer) -> None:
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     with client:
         for body in (b"{}", BODY, BODY + b" " * 1000):
             via_direct(client, url_of(server), body)
@@ -139,7 +136,7 @@ def test_every_body_gets_its_own_content_length(server: FakeAnthropicServer) -> 
 
 
 def caught(send: Callable[[], Any]) -> Any:
-    with pytest.raises(_sdk().AnthropicError) as info:
+    with pytest.raises(load_sdk().AnthropicError) as info:
         send()
     return info.value
 
@@ -148,15 +145,15 @@ def caught(send: Callable[[], Any]) -> Any:
 def test_an_error_status_is_the_sdk_error_post_raises(
     server: FakeAnthropicServer, status: int
 ) -> None:
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     with client:
         server.fail(status, headers={"retry-after": "3"})
         by_post = caught(lambda: via_post(client, url_of(server)))
         server.fail(status, headers={"retry-after": "3"})
         direct = caught(lambda: via_direct(client, url_of(server)))
     assert type(direct) is type(by_post)
-    assert isinstance(direct, _sdk().APIStatusError)
-    assert isinstance(by_post, _sdk().APIStatusError)
+    assert isinstance(direct, load_sdk().APIStatusError)
+    assert isinstance(by_post, load_sdk().APIStatusError)
     assert direct.status_code == by_post.status_code == status
     assert direct.body == by_post.body
     assert direct.response.headers["retry-after"] == "3"
@@ -165,42 +162,42 @@ def test_an_error_status_is_the_sdk_error_post_raises(
 
 def test_async_error_status_is_the_sdk_error(server: FakeAnthropicServer) -> None:
     async def send() -> Any:
-        client = _default_factory(True, KEY, server.url)
+        client = default_factory(True, KEY, server.url)
         async with client:
             server.fail(529)
-            poster = _direct.direct_post(_sdk(), client, url_of(server))
+            poster = _direct.direct_post(load_sdk(), client, url_of(server))
             assert poster is not None
-            with pytest.raises(_sdk().AnthropicError) as info:
+            with pytest.raises(load_sdk().AnthropicError) as info:
                 await poster.asend(BODY, TIMEOUT)
             return info.value
 
     err = asyncio.run(send())
-    assert isinstance(err, _sdk().OverloadedError)
+    assert isinstance(err, load_sdk().OverloadedError)
     assert err.status_code == 529
 
 
 def test_a_timeout_is_the_sdks_timeout_error(server: FakeAnthropicServer) -> None:
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     with client:
         server.delay(1.0)
         err = caught(lambda: via_direct(client, url_of(server), timeout=0.2))
-    assert isinstance(err, _sdk().APITimeoutError)
+    assert isinstance(err, load_sdk().APITimeoutError)
     assert err.__cause__ is not None
 
 
 def test_no_answer_is_the_sdks_connection_error(server: FakeAnthropicServer) -> None:
     base = f"http://127.0.0.1:{closed_port()}"
-    nobody = _default_factory(False, KEY, base)
+    nobody = default_factory(False, KEY, base)
     with nobody:
         refused = caught(lambda: via_direct(nobody, base + "/v1/messages"))
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     with client:
         server.reset_connection()
         reset = caught(lambda: via_direct(client, url_of(server)))
 
     for err in (refused, reset):
-        assert isinstance(err, _sdk().APIConnectionError)
-        assert not isinstance(err, _sdk().APITimeoutError)
+        assert isinstance(err, load_sdk().APIConnectionError)
+        assert not isinstance(err, load_sdk().APITimeoutError)
         assert KEY not in str(err)
         assert KEY not in repr(err)
 
@@ -211,27 +208,27 @@ def test_async_timeout_and_refusal_are_the_sdks_errors(server: FakeAnthropicServ
     async def both() -> list[Any]:
         errors: list[Any] = []
         for endpoint, timeout in ((server.url, 0.2), (base, TIMEOUT)):
-            client = _default_factory(True, KEY, endpoint)
+            client = default_factory(True, KEY, endpoint)
             async with client:
-                poster = _direct.direct_post(_sdk(), client, endpoint + "/v1/messages")
+                poster = _direct.direct_post(load_sdk(), client, endpoint + "/v1/messages")
                 assert poster is not None
-                with pytest.raises(_sdk().AnthropicError) as info:
+                with pytest.raises(load_sdk().AnthropicError) as info:
                     await poster.asend(BODY, timeout)
                 errors.append(info.value)
         return errors
 
     server.delay(1.0)
     timed_out, refused = asyncio.run(both())
-    assert isinstance(timed_out, _sdk().APITimeoutError)
-    assert isinstance(refused, _sdk().APIConnectionError)
-    assert not isinstance(refused, _sdk().APITimeoutError)
+    assert isinstance(timed_out, load_sdk().APITimeoutError)
+    assert isinstance(refused, load_sdk().APIConnectionError)
+    assert not isinstance(refused, load_sdk().APITimeoutError)
 
 
 # --- post wherever the direct send would not be exactly that -----------------------------------
 
 
 def test_a_subclass_or_wrapper_goes_through_post() -> None:
-    sdk = _sdk()
+    sdk = load_sdk()
 
     class Custom(sdk.Anthropic):  # type: ignore[misc,name-defined]
         pass
@@ -246,7 +243,7 @@ def test_a_subclass_or_wrapper_goes_through_post() -> None:
 
 
 def test_middleware_goes_through_post(server: FakeAnthropicServer) -> None:
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     if not hasattr(client, "with_middleware"):
         pytest.skip("this SDK has no middleware")
     seen: list[str] = []
@@ -258,7 +255,7 @@ def test_middleware_goes_through_post(server: FakeAnthropicServer) -> None:
     from scriptorium.llm.anthropic import post_messages
 
     with client, client.with_middleware(note) as wrapped:
-        assert _direct.direct_post(_sdk(), wrapped, url_of(server)) is None
+        assert _direct.direct_post(load_sdk(), wrapped, url_of(server)) is None
         # The adapter's send on that client runs the middleware (through post).
         body = {"model": "claude-haiku-4-5", "max_tokens": 8}
         content, _ = post_messages(wrapped, body, TIMEOUT)
@@ -267,38 +264,38 @@ def test_middleware_goes_through_post(server: FakeAnthropicServer) -> None:
 
 
 def test_cookies_from_a_server_send_through_post(server: FakeAnthropicServer) -> None:
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     with client:
-        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
+        assert _direct.direct_post(load_sdk(), client, url_of(server)) is not None
         client._client.cookies.set("session", "abc", domain="127.0.0.1")
-        assert _direct.direct_post(_sdk(), client, url_of(server)) is None
+        assert _direct.direct_post(load_sdk(), client, url_of(server)) is None
         client._client.cookies.clear()
-        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
+        assert _direct.direct_post(load_sdk(), client, url_of(server)) is not None
 
 
 def test_the_sdks_debug_logging_sends_through_post(server: FakeAnthropicServer) -> None:
     """``ANTHROPIC_LOG=debug`` shows every request the SDK sends: while it is on, all go there."""
     import logging
 
-    sdk_log = logging.getLogger(f"{_sdk().__name__}._base_client")
-    client = _default_factory(False, KEY, server.url)
+    sdk_log = logging.getLogger(f"{load_sdk().__name__}._base_client")
+    client = default_factory(False, KEY, server.url)
     before = sdk_log.level
     with client:
-        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
+        assert _direct.direct_post(load_sdk(), client, url_of(server)) is not None
         sdk_log.setLevel(logging.DEBUG)
         try:
-            assert _direct.direct_post(_sdk(), client, url_of(server)) is None
+            assert _direct.direct_post(load_sdk(), client, url_of(server)) is None
         finally:
             sdk_log.setLevel(before)
-        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
+        assert _direct.direct_post(load_sdk(), client, url_of(server)) is not None
 
 
 def test_another_url_on_the_same_client_goes_through_post(server: FakeAnthropicServer) -> None:
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     with client:
-        assert _direct.direct_post(_sdk(), client, url_of(server)) is not None
+        assert _direct.direct_post(load_sdk(), client, url_of(server)) is not None
         other = server.url + "/v1/messages/count_tokens"
-        assert _direct.direct_post(_sdk(), client, other) is None
+        assert _direct.direct_post(load_sdk(), client, other) is None
 
 
 def test_an_sdk_it_cannot_read_falls_back_to_post_for_good(
@@ -319,7 +316,7 @@ def test_an_sdk_it_cannot_read_falls_back_to_post_for_good(
     with adapter:
         assert adapter.generate(request).text == "ok"
         assert adapter.generate(request).text == "ok"
-        sdk_client = adapter._clients.sync(server.url, KEY)
+        sdk_client = adapter.clients.sync(server.url, KEY)
         assert getattr(sdk_client, _direct._ATTR) is False
     assert len(server.requests) == 2
 
@@ -349,7 +346,7 @@ def test_async_adapter_runs_go_direct(server: FakeAnthropicServer) -> None:
     async def twice() -> list[str]:
         async with adapter:
             texts = [(await adapter.agenerate(request)).text for _ in range(2)]
-            sdk_client = await adapter._clients.async_(server.url, KEY)
+            sdk_client = await adapter.clients.async_(server.url, KEY)
             assert isinstance(getattr(sdk_client, _direct._ATTR), _direct.DirectPost)
             return texts
 
@@ -364,9 +361,9 @@ def test_a_client_and_its_poster_are_freed_together(server: FakeAnthropicServer)
     seen: list[weakref.ref[Any]] = []
 
     async def once() -> None:
-        client = _default_factory(True, KEY, server.url)
+        client = default_factory(True, KEY, server.url)
         async with client:
-            poster = _direct.direct_post(_sdk(), client, url_of(server))
+            poster = _direct.direct_post(load_sdk(), client, url_of(server))
             assert poster is not None
             await poster.asend(BODY, TIMEOUT)
         seen.append(weakref.ref(client))
@@ -382,7 +379,7 @@ def test_threads_sharing_a_new_client_all_send_direct(server: FakeAnthropicServe
     template, and every one of them still sends the request ``post`` would."""
     import threading
 
-    client = _default_factory(False, KEY, server.url)
+    client = default_factory(False, KEY, server.url)
     start = threading.Barrier(12)
     failures: list[BaseException] = []
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from scriptorium import Engine
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium._testing.openai_server import FakeOpenAIServer
-from tests.adapters.test_media_adapters import (  # the media project and servers, shared
+from tests.llm.test_media_adapters import (  # the media project and servers, shared
     PDF,
     PNG,
     _b64,

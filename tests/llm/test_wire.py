@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.llm.anthropic_body import build_body
+from scriptorium.llm.anthropic.body import build_body
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
-from scriptorium.llm.openai import build_params
+from scriptorium.llm.openai.body import build_params
 from scriptorium.llm.wire import IGNORED_SETTINGS, wire_view
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.llm.anthropic_schema import (
+from scriptorium.llm.anthropic.schema import (
     choose_strategy,
     prompt_instructions,
     reduce_schema,

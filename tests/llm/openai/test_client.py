@@ -13,7 +13,7 @@ import pytest
 from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
-from scriptorium.llm.openai import OpenAIClient
+from scriptorium.llm.openai.client import OpenAIClient
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
@@ -127,7 +127,7 @@ def test_the_adapter_sends_what_the_sdks_typed_create_sends(
     same headers as ``chat.completions.create(**params)`` (less the typed layer's own marker)."""
     import openai
 
-    from scriptorium.llm.openai import build_params
+    from scriptorium.llm.openai.body import build_params
 
     structured = StructuredOutput(
         format="json_schema",
@@ -484,7 +484,7 @@ def test_one_sdk_client_serves_repeated_requests(
     client.generate(make_request(server))
     ports = {r.headers.get("host") for r in server.requests}
     assert len(ports) == 1
-    assert len(client._clients._sync) == 1
+    assert len(client.clients._sync) == 1
 
 
 def test_agenerate_works_and_retries_through_the_async_sleep(

@@ -12,8 +12,8 @@ import pytest
 from pydantic import BaseModel
 
 from scriptorium import Engine, errors
-from scriptorium.llm.anthropic import AnthropicClient
-from scriptorium.llm.openai import OpenAIClient
+from scriptorium.llm.anthropic.client import AnthropicClient
+from scriptorium.llm.openai.client import OpenAIClient
 from scriptorium.testing import FakeAnthropicServer, FakeClient, FakeOpenAIServer
 
 KEY = "sk-ant-test-0123456789abcdef"

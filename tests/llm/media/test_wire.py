@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.llm.media_wire import MediaWire, install_hook
+from scriptorium.llm.media.wire import MediaWire, install_hook
 from scriptorium.prompt.model import MediaPart
 
 PART = MediaPart(name="f", media_type="application/pdf", sha256="sha256:00", size=0)

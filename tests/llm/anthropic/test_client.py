@@ -17,8 +17,8 @@ import pytest
 
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.anthropic import AnthropicClient, SDKFactory
-from scriptorium.llm.anthropic_body import build_body
+from scriptorium.llm.anthropic.body import build_body
+from scriptorium.llm.anthropic.client import AnthropicClient, SDKFactory
 from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target
 from scriptorium.llm.retry import RetryHooks, RetryInfo
 from scriptorium.profile.model import ExecutionSettings

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from scriptorium.errors import InvalidRequestError, LLMGenerateError
+from scriptorium.llm.anthropic.body import anthropic_messages
 from scriptorium.llm.media import ANTHROPIC_LIMITS, OPENAI_LIMITS, check_media, limits_for
-from scriptorium.llm.media_blocks import anthropic_messages, openai_messages
 from scriptorium.llm.model import LLMRequest, Target
+from scriptorium.llm.openai.body import openai_messages
 from scriptorium.prompt.model import MediaPart, Message
 
 

@@ -15,7 +15,7 @@ from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
-from scriptorium.llm.openai import OpenAIClient
+from scriptorium.llm.openai.client import OpenAIClient
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.llm.router import ProviderConfig, Router
 from scriptorium.prompt.model import Message

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.llm.anthropic_body import build_body, encode_body, message_params, output_blocks
+from scriptorium.llm.anthropic.body import build_body, encode_body, message_params, output_blocks
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.llm.openai_schema import STRICT_KEYWORDS, strict_schema
+from scriptorium.llm.openai.schema import STRICT_KEYWORDS, strict_schema
 
 
 def test_objects_are_closed_and_every_property_required() -> None:

@@ -19,9 +19,9 @@ from scriptorium._testing import media
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.errors import ArtifactLoadError, InvalidRequestError, ScriptoriumError
-from scriptorium.llm.anthropic import AnthropicClient
+from scriptorium.llm.anthropic.client import AnthropicClient
 from scriptorium.llm.model import LLMRequest, Target
-from scriptorium.llm.openai import OpenAIClient
+from scriptorium.llm.openai.client import OpenAIClient
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import MediaPart, Message, TextPart
