@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from scriptorium import hashing
+import scriptorium.hashing as hashing
 from scriptorium._files import ConfinedDir, FileProblem, read_named_file
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.hashing import REQUEST_HASH_VERSION

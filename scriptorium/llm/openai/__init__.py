@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from scriptorium._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from scriptorium.llm.openai.api import DEFAULT_BASE_URL, PROVIDER
+    from scriptorium.llm.openai.api import CHAT_PATH, DEFAULT_BASE_URL, PROVIDER
     from scriptorium.llm.openai.batches import TAG_KEY, OpenAIBatches
     from scriptorium.llm.openai.body import build_params
     from scriptorium.llm.openai.call import Call, parse_completion
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from scriptorium.llm.openai.spec import SPEC
 
 __all__ = [
+    "CHAT_PATH",
     "DEFAULT_BASE_URL",
     "PROVIDER",
     "SPEC",
@@ -42,6 +43,7 @@ __all__ = [
 __getattr__ = lazy_getattr(
     __name__,
     {
+        "CHAT_PATH": "api",
         "DEFAULT_BASE_URL": "api",
         "PROVIDER": "api",
         "SPEC": "spec",
