@@ -10,7 +10,8 @@ An adapter is two pieces:
   endpoint and key, and per event loop for async), and runs each call through the one retry loop
   with the provider's one classifier.
 
-:func:`verify_request` is the request every ``verify`` sends, whatever the provider.
+:func:`verify_request` is the request every ``verify`` sends, whatever the provider;
+:func:`broken_stream` the error of every stream that fails after its first text.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from pydantic import SecretStr
 
+from scriptorium.errors import LLMGenerateError, redact
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target
+from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
 from scriptorium.profile.model import ExecutionSettings
@@ -33,6 +36,7 @@ __all__ = [
     "SDKAdapter",
     "SDKCall",
     "SDKFactory",
+    "broken_stream",
     "key_of",
     "verify_request",
 ]
@@ -186,3 +190,33 @@ class SDKAdapter:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def broken_stream(
+    err: BaseException,
+    partial: str,
+    *,
+    provider: str,
+    model: str,
+    key: str,
+    attempts: int,
+    classify: Classify,
+) -> LLMGenerateError:
+    """The final error of a stream that failed after its first text (never retried): ``err``
+    classified as a retry would have classified it, with the text handed out so far as
+    ``partial_text`` and the key redacted from the message."""
+    failure = as_failure(err, classify)
+    message = redact(
+        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began", (key,)
+    )
+    return LLMGenerateError(
+        message,
+        reason=failure.reason,
+        retryable=failure.retryable,
+        http_status=failure.http_status,
+        retry_after_s=failure.retry_after_s,
+        attempts=attempts,
+        provider=provider,
+        model=model,
+        partial_text=partial,
+    )

@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol
 
-from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import (
     AsyncClient,
     AsyncStreamingClient,
@@ -28,7 +28,6 @@ from scriptorium.llm.client import (
     supports,
 )
 from scriptorium.llm.model import LLMRequest, LLMResponse
-from scriptorium.llm.retry.http import Classify, as_failure
 
 __all__ = [
     "AsyncStreamingClient",
@@ -37,7 +36,6 @@ __all__ = [
     "aread_to_first",
     "arest",
     "astream_of",
-    "broken_stream",
     "chunked",
     "read_to_first",
     "rest",
@@ -167,33 +165,3 @@ async def arest(
                 yield piece
     except Exception as err:
         raise broken(err, "".join(sent)) from err
-
-
-def broken_stream(
-    err: BaseException,
-    partial: str,
-    *,
-    provider: str,
-    model: str,
-    key: str,
-    attempts: int,
-    classify: Classify,
-) -> LLMGenerateError:
-    """The final error of a stream that failed after its first text (never retried): ``err``
-    classified as a retry would have classified it, with the text handed out so far as
-    ``partial_text`` and the key redacted from the message."""
-    failure = as_failure(err, classify)
-    message = redact(
-        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began", (key,)
-    )
-    return LLMGenerateError(
-        message,
-        reason=failure.reason,
-        retryable=failure.retryable,
-        http_status=failure.http_status,
-        retry_after_s=failure.retry_after_s,
-        attempts=attempts,
-        provider=provider,
-        model=model,
-        partial_text=partial,
-    )

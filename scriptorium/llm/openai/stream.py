@@ -20,20 +20,14 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.adapter import broken_stream
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.openai.call import Call
 from scriptorium.llm.openai.sdk import classify
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
-from scriptorium.llm.streaming import (
-    StreamItem,
-    aread_to_first,
-    arest,
-    broken_stream,
-    read_to_first,
-    rest,
-)
+from scriptorium.llm.streaming import StreamItem, aread_to_first, arest, read_to_first, rest
 
 __all__ = ["Fold", "astream", "stream"]
 
