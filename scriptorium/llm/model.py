@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
+from scriptorium._lazy import lazy_getattr
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import CachePoint, Message
 
@@ -23,6 +24,13 @@ __all__ = [
     "Target",
     "Usage",
 ]
+
+
+# Kept for one release: whether a provider needs a key is its spec's to say (llm.registry). Looked
+# up by name on first access, so this module, which the registry's types name, never imports it.
+__getattr__ = lazy_getattr(
+    "scriptorium.llm", {"provider_needs_key": "registry", "KEYED_PROVIDERS": "registry"}
+)
 
 
 @dataclass(frozen=True)
