@@ -24,8 +24,9 @@ from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = ["TAG_KEY", "OpenAIBatches"]
+__all__ = ["ENDPOINT", "TAG_KEY", "OpenAIBatches"]
 
+#: The endpoint each batch row is for (the batch API names it with its /v1).
 ENDPOINT = "/v1/chat/completions"
 #: The ``metadata`` key holding our chunk tag.
 TAG_KEY = "scriptorium_chunk"
