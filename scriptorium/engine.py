@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scriptorium.errors import (
     InvalidRequestError,
@@ -269,10 +269,10 @@ class Engine:
         """Prove a profile's key, endpoint and model with a minimal real request (``scriptorium
         verify``). The key comes from ``api_key`` or the profile's ``api_key_env`` exactly as for a
         run; ``fake`` and ``replay`` profiles are proven by building their client."""
-        from scriptorium.llm.client import Client
-        from scriptorium.llm.model import LLMRequest, LLMResponse
+        from scriptorium.llm.adapter import verify_request
+        from scriptorium.llm.client import Client, Verifier, supports
+        from scriptorium.llm.model import LLMResponse
         from scriptorium.llm.router import Router
-        from scriptorium.prompt.model import Message
         from scriptorium.usecase.model import Overrides, RunRequest
         from scriptorium.usecase.prepare import credential, target_for
 
@@ -298,25 +298,18 @@ class Engine:
         ):
             if isinstance(client, Router):
                 return client.verify(target, key, options=loaded.options, source=loaded.source)
-            verify = getattr(client, "verify", None)
-            if callable(verify):
-                result = verify(target, key)
+            if supports(client, Verifier):
+                result = cast("Verifier", client).verify(target, key)
                 if isinstance(result, LLMResponse):
                     return result
-            if not isinstance(client, Client):
+            if not supports(client, Client):
                 raise LLMGenerateError(
                     "the engine's client cannot verify (it has no generate())",
                     reason="config",
                     profile=profile,
                 )
-            return client.generate(
-                LLMRequest(
-                    target=target,
-                    api_key=key,
-                    messages=(Message(role="user", content="Reply with OK."),),
-                    options=loaded.options,
-                    profile_source=loaded.source,
-                )
+            return cast("Client", client).generate(
+                verify_request(target, key, options=loaded.options, source=loaded.source)
             )
 
     def check(self) -> list[Problem]:

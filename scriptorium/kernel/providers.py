@@ -2,7 +2,7 @@
 
 Every check that can fail without spending anything happens here, before the iteration starts:
 an unset or unknown provider, a bad mock response, a missing SDK, a missing key, a bad base URL.
-The ``anthropic`` SDK is imported only when that provider is chosen.
+A provider's SDK is imported only when that provider is chosen.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from scriptorium.errors import APIKeyEnvMissingError, LLMGenerateError, translat
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Registry, default_registry
-from scriptorium.llm.retry import RetryHooks
+from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.profile.model import validate_endpoint
 
 __all__ = [
@@ -39,14 +39,12 @@ PROFILE = "profile"
 
 def __getattr__(name: str) -> Any:
     # Kept for one release: the anthropic provider's variables (now its spec's).
-    if name in ("KEY_ENV", "BASE_URL_ENV", "PROVIDERS"):
-        registry = default_registry()
-        spec = registry.get("anthropic")
-        return {
-            "KEY_ENV": spec.key_env,
-            "BASE_URL_ENV": spec.base_url_env,
-            "PROVIDERS": _choices(registry),
-        }[name]
+    if name in ("KEY_ENV", "BASE_URL_ENV"):
+        import scriptorium.llm.anthropic.api as anthropic
+
+        return getattr(anthropic, name)
+    if name == "PROVIDERS":
+        return _choices(default_registry())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -7,24 +7,23 @@ from typing import TYPE_CHECKING
 
 from scriptorium._lazy import lazy_getattr
 from scriptorium.llm.client import AsyncClient, Client
-from scriptorium.llm.model import (
-    LLMRequest,
-    LLMResponse,
-    StructuredOutput,
-    Target,
-    Usage,
-    provider_needs_key,
-)
+from scriptorium.llm.model import LLMRequest, LLMResponse, StructuredOutput, Target, Usage
 
 if TYPE_CHECKING:
-    from scriptorium.llm.anthropic import AnthropicClient
+    from scriptorium.llm.anthropic.client import AnthropicClient
     from scriptorium.llm.fake import FakeProviderClient
-    from scriptorium.llm.model import KEYED_PROVIDERS
-    from scriptorium.llm.openai import OpenAIClient
-    from scriptorium.llm.registry import ProviderSpec, Registry
+    from scriptorium.llm.model import RetryInfo
+    from scriptorium.llm.openai.client import OpenAIClient
+    from scriptorium.llm.registry import (
+        KEYED_PROVIDERS,
+        ProviderConfig,
+        ProviderSpec,
+        Registry,
+        provider_needs_key,
+    )
     from scriptorium.llm.replay import ReplayClient
-    from scriptorium.llm.retry import RetryHooks, RetryInfo, RetryPolicy
-    from scriptorium.llm.router import ProviderConfig, Router
+    from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
+    from scriptorium.llm.router import Router
 
 __all__ = [
     "KEYED_PROVIDERS",
@@ -52,17 +51,18 @@ __all__ = [
 __getattr__ = lazy_getattr(
     __name__,
     {
-        "AnthropicClient": "anthropic",
-        "KEYED_PROVIDERS": "model",
+        "AnthropicClient": "anthropic.client",
+        "KEYED_PROVIDERS": "registry",
         "ProviderSpec": "registry",
         "Registry": "registry",
         "FakeProviderClient": "fake",
-        "OpenAIClient": "openai",
+        "OpenAIClient": "openai.client",
         "ReplayClient": "replay",
-        "RetryHooks": "retry",
-        "RetryInfo": "retry",
-        "RetryPolicy": "retry",
+        "RetryHooks": "retry.policy",
+        "RetryInfo": "model",
+        "RetryPolicy": "retry.policy",
         "ProviderConfig": "registry",
         "Router": "router",
+        "provider_needs_key": "registry",
     },
 )

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
-from scriptorium.observe import scope
+import scriptorium.observe.scope as scope
 
 __all__ = ["ClientCache", "key_hash"]
 

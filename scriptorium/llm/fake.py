@@ -12,11 +12,15 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec
 from scriptorium.llm.streaming import StreamItem, chunked
 from scriptorium.prompt.model import content_text
 
-__all__ = ["FakeProviderClient", "estimate_tokens"]
+__all__ = ["PROVIDER", "SPEC", "FakeProviderClient", "estimate_tokens"]
+
+PROVIDER = "fake"
 
 
 def estimate_tokens(text: str) -> int:
@@ -42,13 +46,13 @@ class FakeProviderClient:
             raise LLMGenerateError(
                 "fake provider: options.responses must be a non-empty list of strings",
                 reason="config",
-                provider="fake",
+                provider=PROVIDER,
             )
         if not all(isinstance(r, str) for r in responses):
             raise LLMGenerateError(
                 "fake provider: every entry of options.responses must be a string",
                 reason="config",
-                provider="fake",
+                provider=PROVIDER,
             )
         self._responses = tuple(responses)
         self._model = model
@@ -63,7 +67,7 @@ class FakeProviderClient:
             raise LLMGenerateError(
                 "fake provider: options.responses must be a non-empty list of strings",
                 reason="config",
-                provider="fake",
+                provider=PROVIDER,
             )
         model = options.get("model", "fake")
         return cls(responses=responses, model=model if isinstance(model, str) else "fake")
@@ -94,7 +98,7 @@ class FakeProviderClient:
             finish_reason="stop",
             usage=usage,
             attempts=1,
-            metadata={"provider": "fake", "turn": turn, "strategy": _strategy(request)},
+            metadata={"provider": PROVIDER, "turn": turn, "strategy": _strategy(request)},
         )
 
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
@@ -116,3 +120,11 @@ class FakeProviderClient:
 def _strategy(request: LLMRequest) -> str | None:
     # The fake follows no strategy; "prompt" is the honest name for "the text is whatever it is".
     return None if request.structured_output is None else "prompt"
+
+
+def _client(config: ProviderConfig) -> Client:
+    return FakeProviderClient.from_options(config.options)
+
+
+#: The ``fake`` provider's registry entry: one client per profile (its ``options.responses``).
+SPEC = ProviderSpec(name=PROVIDER, client=_client)

@@ -1,43 +1,69 @@
-"""What crosses the LLM boundary: requests, responses, usage and the target a profile names."""
+"""What crosses the LLM boundary: requests, responses, usage and the target a profile names; how
+a failed attempt is classified (:class:`Failure`, :class:`RetryInfo`); a model's prices."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
+from scriptorium._lazy import lazy_getattr
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import CachePoint, Message
 
 __all__ = [
     "APIKey",
+    "Failure",
     "LLMRequest",
     "LLMResponse",
+    "ModelPrice",
     "RedactedSecretStr",
+    "RetryInfo",
     "StructuredOutput",
     "Target",
     "Usage",
-    "provider_needs_key",
 ]
 
 
-def provider_needs_key(provider: str) -> bool:
-    """Whether ``provider`` needs an API key, as its spec in the default registry says
-    (``anthropic`` and ``openai`` do; an unknown provider does not)."""
-    from scriptorium.llm.registry import default_registry
-
-    spec = default_registry().find(provider)
-    return spec is not None and spec.needs_key
+# Kept for one release: whether a provider needs a key is its spec's to say (llm.registry). Looked
+# up by name on first access, so this module, which the registry's types name, never imports it.
+__getattr__ = lazy_getattr(
+    "scriptorium.llm", {"provider_needs_key": "registry", "KEYED_PROVIDERS": "registry"}
+)
 
 
-def __getattr__(name: str) -> Any:
-    # Kept for one release: the built-in providers that need a key (now each spec says).
-    if name == "KEYED_PROVIDERS":
-        from scriptorium.llm.registry import BUILTIN, default_registry
+@dataclass(frozen=True)
+class Failure:
+    """The classification of one failed attempt. ``message`` is safe to show (no key values)."""
 
-        registry = default_registry()
-        return frozenset(n for n in BUILTIN if (s := registry.find(n)) is not None and s.needs_key)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    reason: str
+    retryable: bool
+    http_status: int | None = None
+    retry_after_s: float | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class RetryInfo:
+    """What ``on_retry`` observers receive before each backoff sleep."""
+
+    attempt: int
+    delay_s: float
+    failure: Failure
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """Integer micro-USD per million tokens for each token class. ``cache_write`` is the 5-minute
+    cache write; ``cache_write_1h`` the 1-hour one (None: twice the input price, Anthropic's rate)."""
+
+    input: int
+    output: int
+    cache_write: int
+    cache_read: int
+    cache_write_1h: int | None = None
 
 
 class RedactedSecretStr(SecretStr):

@@ -4,6 +4,10 @@ Prices are held as integer micro-USD per million tokens per token class, so a co
 ``sum(tokens * price) / 1_000_000`` computed once, in integers, rounded half up: no float drift,
 and equal usage always costs the same on every machine.
 
+Each provider's prices live in its package (its spec's ``prices``) and its adapter prices with
+them; :data:`PRICE_TABLE` is the built-in providers' tables merged, for code that prices a model
+without knowing its provider.
+
 Token classes follow Anthropic's usage semantics, which :class:`~scriptorium.llm.model.Usage`
 adopts: ``input_tokens`` are the *uncached* input tokens; ``cache_creation_input_tokens`` and
 ``cache_read_input_tokens`` are counted apart. (OpenAI's ``prompt_tokens`` include cached tokens, so
@@ -15,10 +19,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-from scriptorium.llm.model import Usage
+from scriptorium.llm.model import ModelPrice, Usage
 
 __all__ = [
     "BATCH_DIVISOR",
@@ -27,10 +32,16 @@ __all__ = [
     "PRICE_TABLE_DATE",
     "PRICE_TABLE_SOURCE",
     "ModelPrice",
+    "builtin_prices",
     "cost_micro",
     "derived_cache_price",
     "price_for",
+    "usd_price",
 ]
+
+if TYPE_CHECKING:
+    #: The built-in table: model name -> price, merged from the built-in providers' specs.
+    PRICE_TABLE: Mapping[str, ModelPrice]
 
 PRICE_TABLE_DATE = "2026-11"
 PRICE_TABLE_SOURCE = (
@@ -45,18 +56,6 @@ _MICRO = 1_000_000
 BATCH_DIVISOR = 2
 
 
-@dataclass(frozen=True)
-class ModelPrice:
-    """Integer micro-USD per million tokens for each token class. ``cache_write`` is the 5-minute
-    cache write; ``cache_write_1h`` the 1-hour one (None: twice the input price, Anthropic's rate)."""
-
-    input: int
-    output: int
-    cache_write: int
-    cache_read: int
-    cache_write_1h: int | None = None
-
-
 #: Cache prices as multiples of the input price (Anthropic's published rates), in integer
 #: (numerator, denominator) form so derived prices stay exact: 5-minute cache write 1.25x,
 #: 1-hour cache write 2x, cache read 0.1x.
@@ -69,66 +68,51 @@ def derived_cache_price(input_price: int, name: str) -> int:
     return (input_price * numerator * 2 + denominator) // (denominator * 2)
 
 
-def _usd(input: str, output: str, cache_write: str, cache_read: str) -> ModelPrice:
+def usd_price(input: str, output: str, cache_write: str, cache_read: str) -> ModelPrice:
     """A price from USD-per-Mtok strings, converted exactly (strings, so no float rounding)."""
     values = [int(Decimal(v) * _MICRO) for v in (input, output, cache_write, cache_read)]
     return ModelPrice(*values)
 
 
-# Anthropic: cache writes are the 5-minute tier (1.25x input); the 1-hour tier is not reported
-# apart by the API usage object, so it cannot be priced apart here.
-_OPUS_45 = _usd("5", "25", "6.25", "0.50")
-_OPUS_4 = _usd("15", "75", "18.75", "1.50")
-_SONNET_4 = _usd("3", "15", "3.75", "0.30")
-_HAIKU_45 = _usd("1", "5", "1.25", "0.10")
+_merged: Mapping[str, ModelPrice] | None = None
 
-# OpenAI bills no premium for writing its automatic cache, so cache_write is the input price.
-_PRICES: dict[str, ModelPrice] = {
-    "claude-opus-4-8": _OPUS_45,
-    "claude-opus-4-7": _OPUS_45,
-    "claude-opus-4-6": _OPUS_45,
-    "claude-opus-4-5": _OPUS_45,
-    "claude-opus-4-1": _OPUS_4,
-    "claude-opus-4-0": _OPUS_4,
-    "claude-opus-4": _OPUS_4,
-    "claude-sonnet-4-6": _SONNET_4,
-    "claude-sonnet-4-5": _SONNET_4,
-    "claude-sonnet-4-0": _SONNET_4,
-    "claude-sonnet-4": _SONNET_4,
-    "claude-3-7-sonnet": _SONNET_4,
-    "claude-haiku-4-5": _HAIKU_45,
-    "claude-3-5-haiku": _usd("0.80", "4", "1", "0.08"),
-    "claude-3-haiku": _usd("0.25", "1.25", "0.30", "0.03"),
-    "gpt-5": _usd("1.25", "10", "1.25", "0.125"),
-    "gpt-5-mini": _usd("0.25", "2", "0.25", "0.025"),
-    "gpt-5-nano": _usd("0.05", "0.40", "0.05", "0.005"),
-    "gpt-4.1": _usd("2", "8", "2", "0.50"),
-    "gpt-4.1-mini": _usd("0.40", "1.60", "0.40", "0.10"),
-    "gpt-4.1-nano": _usd("0.10", "0.40", "0.10", "0.025"),
-    "gpt-4o": _usd("2.50", "10", "2.50", "1.25"),
-    "gpt-4o-2024-05-13": _usd("5", "15", "5", "5"),  # the first snapshot kept its launch price
-    "gpt-4o-mini": _usd("0.15", "0.60", "0.15", "0.075"),
-    "o1": _usd("15", "60", "15", "7.50"),
-    "o1-mini": _usd("1.10", "4.40", "1.10", "0.55"),
-    "o3": _usd("2", "8", "2", "0.50"),
-    "o3-mini": _usd("1.10", "4.40", "1.10", "0.55"),
-    "o4-mini": _usd("1.10", "4.40", "1.10", "0.275"),
-}
 
-#: The built-in table: model name -> price. Read-only by convention; profiles override per model.
-PRICE_TABLE: Mapping[str, ModelPrice] = _PRICES
+def builtin_prices() -> Mapping[str, ModelPrice]:
+    """The price tables of the built-in providers' specs, merged (model names do not overlap)."""
+    global _merged
+    if _merged is None:
+        from scriptorium.llm.registry import BUILTIN, default_registry
+
+        registry = default_registry()
+        merged: dict[str, ModelPrice] = {}
+        for name in BUILTIN:
+            spec = registry.find(name)
+            if spec is not None:
+                merged.update(spec.prices)
+        _merged = MappingProxyType(merged)
+    return _merged
+
+
+def __getattr__(name: str) -> Any:
+    # The merged built-in table, built on first access from each provider's spec.
+    if name == "PRICE_TABLE":
+        return builtin_prices()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Snapshot suffixes that name a dated version of a listed model: -20250929, -2024-08-06, -latest,
 # and Vertex's @20250929.
 _DATED_SUFFIX = re.compile(r"(?:-\d{8}|-\d{4}-\d{2}-\d{2}|-latest|@\d{8})$")
 
 
-def price_for(model: str) -> ModelPrice | None:
-    """The table price of ``model``: an exact match, else the name without its dated suffix."""
+def price_for(model: str, prices: Mapping[str, ModelPrice] | None = None) -> ModelPrice | None:
+    """The price of ``model`` in ``prices`` (default: the built-in table): an exact match, else
+    the name without its dated suffix."""
+    table = builtin_prices() if prices is None else prices
     name = model.strip().lower()
-    found = _PRICES.get(name)
+    found = table.get(name)
     if found is None:
-        found = _PRICES.get(_DATED_SUFFIX.sub("", name))
+        found = table.get(_DATED_SUFFIX.sub("", name))
     return found
 
 
@@ -180,15 +164,17 @@ def cost_micro(
     override: Mapping[str, float | None] | None = None,
     *,
     batch: bool = False,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> tuple[int, str | None]:
     """The cost of ``usage`` on ``model`` in integer micro-USD, and a note when there is no price.
 
     ``override`` (a profile's ``pricing``, USD per million tokens) wins over the table. An unknown
     model costs 0 and the note says so; the adapter puts it in ``metadata["pricing"]``.
     ``batch=True`` prices at the providers' batch rate, half of every token class, halved before
-    the one rounding so half of an odd total is not rounded twice.
+    the one rounding so half of an odd total is not rounded twice. ``prices`` is the table to
+    look ``model`` up in (a provider's own; default: the built-in table).
     """
-    table = price_for(model)
+    table = price_for(model, prices)
     if override:
         price = _from_override(override, table)
     elif table is not None:

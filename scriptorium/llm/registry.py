@@ -25,20 +25,22 @@ from typing import TYPE_CHECKING, Any
 from scriptorium.errors import LLMGenerateError
 
 if TYPE_CHECKING:
-    from scriptorium.llm.batches import BatchLimits, BatchProvider
+    from scriptorium.llm.batches.port import BatchLimits, BatchProvider
     from scriptorium.llm.client import Client
-    from scriptorium.llm.media import MediaLimits
-    from scriptorium.llm.model import LLMRequest
-    from scriptorium.llm.retry import RetryHooks
+    from scriptorium.llm.media.limits import MediaLimits
+    from scriptorium.llm.model import Failure, LLMRequest, ModelPrice
+    from scriptorium.llm.retry.policy import RetryHooks
     from scriptorium.profile.model import ExecutionSettings
 
 __all__ = [
+    "BUILTIN",
     "ENTRY_POINT_GROUP",
     "ProviderConfig",
     "ProviderSpec",
     "Registry",
     "WireView",
     "default_registry",
+    "provider_needs_key",
 ]
 
 log = logging.getLogger("scriptorium.llm")
@@ -114,6 +116,14 @@ class ProviderSpec:
     batch_limits: BatchLimits | None = None
     #: Problems in a profile's ``options`` (and its file), as messages for ``check``.
     check_options: Callable[[Mapping[str, Any], str | None], Iterable[str]] | None = None
+    #: Its price table (model name -> price): what its adapter prices with, and what
+    #: ``scriptorium.llm.pricing.PRICE_TABLE`` merges for the built-in providers.
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict, hash=False)
+    #: ``(model) -> tokens``: the shortest prompt prefix a model caches (None: nothing to warn
+    #: about), for ``check``'s prompt-caching warnings.
+    cache_minimum: Callable[[str], int | None] | None = None
+    #: The one translation of its SDK's exceptions into retry failures (None: it has no SDK).
+    classify: Callable[[BaseException], Failure] | None = None
 
     def ignored(self, settings: ExecutionSettings) -> tuple[str, ...]:
         """The settings that have a value but that this provider's adapter does not send."""
@@ -135,13 +145,18 @@ class ProviderSpec:
         """This provider's media rules for a target (None: any media)."""
         return None if self.media is None else self.media(endpoint, options, profile)
 
+    def minimum_cacheable_tokens(self, model: str) -> int | None:
+        """The shortest prefix ``model`` caches, in tokens (None when the provider says none)."""
+        return None if self.cache_minimum is None else self.cache_minimum(model)
+
 
 #: The built-in providers, by the ``module:attribute`` holding each spec (imported on first use).
+#: The one list of built-in provider names; each package holds everything else about its provider.
 BUILTIN: Mapping[str, str] = {
-    "anthropic": "scriptorium.llm.builtin:ANTHROPIC",
-    "openai": "scriptorium.llm.builtin:OPENAI",
-    "fake": "scriptorium.llm.builtin:FAKE",
-    "replay": "scriptorium.llm.builtin:REPLAY",
+    "anthropic": "scriptorium.llm.anthropic.spec:SPEC",
+    "openai": "scriptorium.llm.openai.spec:SPEC",
+    "fake": "scriptorium.llm.fake:SPEC",
+    "replay": "scriptorium.llm.replay:SPEC",
 }
 
 
@@ -278,3 +293,18 @@ def default_registry() -> Registry:
             if _default is None:
                 _default = Registry()
     return _default
+
+
+def provider_needs_key(provider: str) -> bool:
+    """Whether ``provider`` needs an API key, as its spec in the default registry says
+    (``anthropic`` and ``openai`` do; an unknown provider does not)."""
+    spec = default_registry().find(provider)
+    return spec is not None and spec.needs_key
+
+
+def __getattr__(name: str) -> Any:
+    # Kept for one release: the built-in providers that need a key (now each spec says).
+    if name == "KEYED_PROVIDERS":
+        registry = default_registry()
+        return frozenset(n for n in BUILTIN if (s := registry.find(n)) is not None and s.needs_key)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

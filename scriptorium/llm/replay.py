@@ -25,14 +25,15 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from scriptorium import hashing
+import scriptorium.hashing as hashing
 from scriptorium._files import ConfinedDir, FileProblem, read_named_file
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.hashing import REQUEST_HASH_VERSION
-from scriptorium.llm.client import AsyncClient, Client
+from scriptorium.llm.client import AsyncClient, Client, Verifier, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec
 from scriptorium.llm.streaming import StreamItem, astream_of, chunked, stream_of
 
 if TYPE_CHECKING:
@@ -45,12 +46,16 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = [
     "MAX_CASSETTE_BYTES",
+    "PROVIDER",
+    "SPEC",
     "ReplayClient",
     "ReplayMode",
     "cassette_location",
     "cassette_problems",
     "request_hash",
 ]
+
+PROVIDER = "replay"
 
 ReplayMode = Literal["replay", "record"]
 
@@ -68,7 +73,7 @@ _APPEND_FLAGS = (
 
 
 def _config(message: str) -> LLMGenerateError:
-    return LLMGenerateError(f"replay provider: {message}", reason="config", provider="replay")
+    return LLMGenerateError(f"replay provider: {message}", reason="config", provider=PROVIDER)
 
 
 def cassette_location(cassette: object, profile_source: str | None) -> tuple[Path, str]:
@@ -126,13 +131,13 @@ class ReplayClient:
             raise LLMGenerateError(
                 f"replay provider: mode must be 'replay' or 'record', not {mode!r}",
                 reason="config",
-                provider="replay",
+                provider=PROVIDER,
             )
         if mode == "record" and inner is None:
             raise LLMGenerateError(
                 "replay provider: record mode needs a client to record from",
                 reason="config",
-                provider="replay",
+                provider=PROVIDER,
             )
         self.cassette = Path(cassette)
         # With ``root`` the cassette is confined to it: ``cassette`` is then relative to ``root``.
@@ -223,7 +228,7 @@ class ReplayClient:
             raise LLMGenerateError(
                 f"replay miss: no response recorded for {key} in {self.cassette.name}",
                 reason="replay_miss",
-                provider="replay",
+                provider=PROVIDER,
                 model=request.target.model,
                 attempts=0,
             )
@@ -313,8 +318,8 @@ class ReplayClient:
             return self._replay(request)
         inner = self._inner
         assert inner is not None  # checked in __init__
-        if isinstance(inner, AsyncClient):
-            response = await inner.agenerate(request)
+        if supports(inner, AsyncClient):
+            response = await cast("AsyncClient", inner).agenerate(request)
         else:
             response = await asyncio.to_thread(inner.generate, request)
         self._append(request, response)
@@ -347,12 +352,10 @@ class ReplayClient:
     def verify(self, target: Target, api_key: SecretStr | str | None = None) -> LLMResponse:
         """Record mode: the recorded provider's own ``verify`` (when it has one). Replay mode: the
         cassette can be read; ``metadata["entries"]`` says how many requests it answers."""
-        if self.mode == "record":
-            verify = getattr(self._inner, "verify", None)
-            if callable(verify):
-                result = verify(target, api_key)
-                if isinstance(result, LLMResponse):
-                    return result
+        if self.mode == "record" and supports(self._inner, Verifier):
+            result = cast("Verifier", self._inner).verify(target, api_key)
+            if isinstance(result, LLMResponse):
+                return result
         entries = len(self._index())
         return LLMResponse(
             model=target.model,
@@ -362,7 +365,7 @@ class ReplayClient:
 
     def _config_error(self, message: str) -> LLMGenerateError:
         return LLMGenerateError(
-            f"replay provider: {message} ({self.cassette.name})", reason="config", provider="replay"
+            f"replay provider: {message} ({self.cassette.name})", reason="config", provider=PROVIDER
         )
 
 
@@ -379,3 +382,26 @@ def cassette_problems(options: Mapping[str, Any], source: str | None) -> Iterato
     except FileProblem as err:
         if err.kind == "outside":
             yield "options.cassette resolves outside the project (a link)"
+
+
+def _client(config: ProviderConfig) -> Client:
+    options = config.options
+    root, relative = cassette_location(options.get("cassette"), config.source)
+    mode = options.get("mode", "replay")
+    inner: Client | None = None
+    if mode == "record":
+        record_provider = options.get("record_provider")
+        if not isinstance(record_provider, str) or record_provider in ("", PROVIDER):
+            raise LLMGenerateError(
+                "replay provider: record mode needs options.record_provider (a provider other "
+                "than replay)",
+                reason="config",
+                provider=PROVIDER,
+            )
+        assert config.resolve is not None  # the router always supplies it
+        inner = config.resolve(record_provider)
+    return ReplayClient(Path(relative), mode=mode, inner=inner, root=root)
+
+
+#: The ``replay`` provider's registry entry: one client per profile (its cassette and mode).
+SPEC = ProviderSpec(name=PROVIDER, client=_client, check_options=cassette_problems)

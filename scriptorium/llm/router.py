@@ -4,7 +4,8 @@
 :class:`ProviderConfig` (the profile's ``options`` and source file, the retry hooks). Built clients
 are cached, so SDK clients and the fake provider's turn counter live as long as the router:
 
-- provider adapters that ignore ``options`` (``anthropic``, ``openai``) are built once per router;
+- provider adapters whose spec says they ignore ``options`` (``per_profile=False``: ``anthropic``,
+  ``openai``) are built once per router;
 - per-profile adapters (``fake``, ``replay``, and custom ones by default) once per
   ``(provider, options, profile source)``.
 
@@ -18,11 +19,11 @@ import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from scriptorium import hashing
 from scriptorium.errors import LLMGenerateError, translate
-from scriptorium.llm.client import Client
+from scriptorium.hashing import hash_bytes
+from scriptorium.llm.client import AsyncClient, Client, TokenCounter, Verifier, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 from scriptorium.llm.registry import ProviderConfig, Registry, default_registry
 from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
@@ -30,7 +31,7 @@ from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
-    from scriptorium.llm.retry import RetryHooks
+    from scriptorium.llm.retry.policy import RetryHooks
 
 __all__ = ["ProviderConfig", "ProviderFactory", "Router"]  # ProviderConfig: see llm.registry
 
@@ -134,11 +135,8 @@ class Router:
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`; a sync-only adapter runs in a worker thread."""
         client = self._route(request)
-        # getattr, not isinstance against the runtime-checkable Protocol (slow, on every call).
-        agenerate = getattr(client, "agenerate", None)
-        if callable(agenerate):
-            result: LLMResponse = await agenerate(request)
-            return result
+        if supports(client, AsyncClient):  # decided once per class: cheap on every call
+            return await cast("AsyncClient", client).agenerate(request)
         return await asyncio.to_thread(client.generate, request)
 
     def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
@@ -153,10 +151,10 @@ class Router:
     def count_tokens(self, request: LLMRequest) -> int | None:
         """The provider's own count of ``request``'s input tokens, or None when its adapter has
         no counting endpoint."""
-        count = getattr(self._route(request), "count_tokens", None)
-        if not callable(count):
+        client = self._route(request)
+        if not supports(client, TokenCounter):
             return None
-        result = count(request)
+        result = cast("TokenCounter", client).count_tokens(request)
         return result if isinstance(result, int) else None
 
     def verify(
@@ -173,9 +171,8 @@ class Router:
         proven by building them: the configuration is what can be wrong there.
         """
         client = self.client_for(target.provider, options, source)
-        verify = getattr(client, "verify", None)
-        if callable(verify):
-            result = verify(target, api_key)
+        if supports(client, Verifier):
+            result = cast("Verifier", client).verify(target, api_key)
             if isinstance(result, LLMResponse):
                 return result
         return LLMResponse(model=target.model, attempts=0, metadata={"verified": "configuration"})
@@ -183,4 +180,4 @@ class Router:
 
 def _options_key(options: Mapping[str, Any]) -> str:
     # Options come from YAML, so they may hold values JSON cannot (dates); str() keeps them stable.
-    return hashing.hash_bytes(json.dumps(options, sort_keys=True, default=str).encode("utf-8"))
+    return hash_bytes(json.dumps(options, sort_keys=True, default=str).encode("utf-8"))

@@ -19,7 +19,14 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.client import AsyncStreamingClient, StreamingClient, StreamItem
+from scriptorium.llm.client import (
+    AsyncClient,
+    AsyncStreamingClient,
+    Client,
+    StreamingClient,
+    StreamItem,
+    supports,
+)
 from scriptorium.llm.model import LLMRequest, LLMResponse
 
 __all__ = [
@@ -35,6 +42,7 @@ __all__ = [
     "stream_of",
 ]
 
+
 def chunked(text: str, pieces: int = 4) -> list[str]:
     """``text`` cut into about ``pieces`` non-empty chunks (fewer for short texts), in order.
 
@@ -49,17 +57,15 @@ def chunked(text: str, pieces: int = 4) -> list[str]:
 def stream_of(client: Any, request: LLMRequest) -> Iterator[StreamItem]:
     """``client``'s stream for ``request``: its own ``stream`` when it has one, else its
     ``generate`` answer as one chunk."""
-    stream = getattr(client, "stream", None)
-    if callable(stream):
-        return iter(stream(request))
-    generate = getattr(client, "generate", None)
-    if not callable(generate):
+    if supports(client, StreamingClient):
+        return iter(client.stream(request))
+    if not supports(client, Client):
         raise LLMGenerateError("the client has no generate() or stream()", reason="config")
-    return _one_chunk(generate, request)
+    return _one_chunk(client, request)
 
 
-def _one_chunk(generate: Any, request: LLMRequest) -> Iterator[StreamItem]:
-    response = generate(request)
+def _one_chunk(client: Client, request: LLMRequest) -> Iterator[StreamItem]:
+    response = client.generate(request)
     if isinstance(response, LLMResponse) and response.text:
         yield response.text
     yield response
@@ -68,21 +74,18 @@ def _one_chunk(generate: Any, request: LLMRequest) -> Iterator[StreamItem]:
 def astream_of(client: Any, request: LLMRequest) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`stream_of`: ``astream``, else ``agenerate`` as one chunk, else
     ``generate`` in a worker thread as one chunk."""
-    astream = getattr(client, "astream", None)
-    if callable(astream):
-        return aiter(astream(request))
+    if supports(client, AsyncStreamingClient):
+        return aiter(client.astream(request))
     return _aone_chunk(client, request)
 
 
 async def _aone_chunk(client: Any, request: LLMRequest) -> AsyncIterator[StreamItem]:
-    agenerate = getattr(client, "agenerate", None)
-    if callable(agenerate):
-        response = await agenerate(request)
+    if supports(client, AsyncClient):
+        response = await client.agenerate(request)
     else:
-        generate = getattr(client, "generate", None)
-        if not callable(generate):
+        if not supports(client, Client):
             raise LLMGenerateError("the client has no generate() or astream()", reason="config")
-        response = await asyncio.to_thread(generate, request)
+        response = await asyncio.to_thread(client.generate, request)
     if isinstance(response, LLMResponse) and response.text:
         yield response.text
     yield response

@@ -15,8 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from scriptorium.llm.model import LLMRequest, LLMResponse
-    from scriptorium.llm.retry import RetryInfo
+    from scriptorium.llm.model import LLMRequest, LLMResponse, RetryInfo
     from scriptorium.usecase.model import PreparedRun, RunResult
 
 __all__ = ["GenerationKind", "GenerationObservation", "Observer", "RunObservation"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scriptorium.llm.retry import RetryInfo
+    from scriptorium.llm.model import RetryInfo
     from scriptorium.observe.observer import GenerationObservation
 
 __all__ = [

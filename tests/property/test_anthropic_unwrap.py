@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.llm.anthropic_stream import _Unwrap
+from scriptorium.llm.anthropic.stream import Unwrap
 
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -26,7 +26,7 @@ def test_unwrapped_deltas_are_the_inner_value(
     value: Any, sizes: list[int], indent: int | None
 ) -> None:
     text = json.dumps({"value": value}, indent=indent)
-    unwrap = _Unwrap()
+    unwrap = Unwrap()
     pieces, at, turn = [], 0, 0
     while at < len(text):
         size = sizes[turn % len(sizes)]

@@ -1,0 +1,222 @@
+"""The one shape of an SDK-backed provider adapter, shared by every provider package.
+
+An adapter is two pieces:
+
+- a per-request **call** (:class:`SDKCall`): built from one ``LLMRequest``, it checks what the
+  request must have (a key, a model), builds the body once, sends it on an SDK client (one
+  attempt, sync or async), and turns what came back into the ``LLMResponse``;
+- the **client** (:class:`SDKAdapter`): the ``Client``/``AsyncClient`` users hold. It keeps the
+  retry hooks and the cache of SDK clients (built by an injectable ``sdk_factory``, one per
+  endpoint and key, and per event loop for async), and runs each call through the one retry loop
+  with the provider's one classifier.
+
+:func:`verify_request` is the request every ``verify`` sends, whatever the provider;
+:func:`broken_stream` the error of every stream that fails after its first text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Generic, Self, TypeVar
+
+from pydantic import SecretStr
+
+from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target
+from scriptorium.llm.retry.http import Classify, as_failure
+from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
+from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import Message
+
+__all__ = [
+    "VERIFY_PROMPT",
+    "SDKAdapter",
+    "SDKCall",
+    "SDKFactory",
+    "broken_stream",
+    "key_of",
+    "verify_request",
+]
+
+#: ``sdk_factory(is_async, api_key, base_url)`` -> an SDK client (retries off).
+SDKFactory = Callable[[bool, str, str], Any]
+
+R = TypeVar("R")
+
+#: The one user message of a verify request.
+VERIFY_PROMPT = "ping"
+
+
+def verify_request(
+    target: Target,
+    api_key: SecretStr | str | None,
+    *,
+    max_tokens: int = 1,
+    options: Mapping[str, Any] | None = None,
+    source: str | None = None,
+) -> LLMRequest:
+    """The smallest real request that proves ``target`` works with ``api_key``: one short user
+    message, ``max_tokens`` of output (the least the provider accepts), no retries (a verify
+    reports what one request says) and 30 seconds."""
+    return LLMRequest(
+        target=target,
+        api_key=api_key,
+        messages=(Message(role="user", content=VERIFY_PROMPT),),
+        settings=ExecutionSettings(max_tokens=max_tokens, max_retries=0, timeout_s=30.0),
+        options=dict(options or {}),
+        profile_source=source,
+    )
+
+
+def key_of(request: LLMRequest) -> str:
+    """The request's key value; ``""`` when it has none (an empty key is no key)."""
+    value: Any = request.api_key  # a str only if a caller bypassed validation (model_copy)
+    return value.get_secret_value() if isinstance(value, SecretStr) else str(value or "")
+
+
+class SDKCall(Generic[R]):
+    """One request's translation to and from a provider's API (see the module). Subclasses check
+    the request, build the body, and implement :meth:`send`, :meth:`asend` and :meth:`response`;
+    ``R`` is what one successful attempt gives."""
+
+    provider: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(self, request: LLMRequest, key: str) -> None:
+        self.request = request
+        self.model = request.target.model
+        self.key = key
+        self.base_url = request.target.endpoint or self.default_base_url
+
+    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
+        """The retry loop's arguments for this call: its policy from the request's settings."""
+        settings = self.request.settings
+        return {
+            "policy": RetryPolicy(max_retries=settings.max_retries, timeout_s=settings.timeout_s),
+            "hooks": hooks,
+            "provider": self.provider,
+            "model": self.model,
+            "secrets": (self.key,),
+        }
+
+    def send(self, client: Any, timeout_s: float) -> R:
+        """One attempt on the SDK client ``client``; raises whatever the SDK raises."""
+        raise NotImplementedError
+
+    async def asend(self, client: Any, timeout_s: float) -> R:
+        """The async twin of :meth:`send` (``client`` is an async SDK client)."""
+        raise NotImplementedError
+
+    def response(self, result: R, attempts: int, elapsed_s: float) -> LLMResponse:
+        """The ``LLMResponse`` of the successful attempt's ``result``."""
+        raise NotImplementedError
+
+
+class SDKAdapter:
+    """``Client``, ``AsyncClient`` and ``Verifier`` over one provider's SDK (see the module).
+
+    ``hooks`` inject clock, sleep, jitter and supervision into the retry loop; ``sdk_factory``
+    builds SDK clients (default: the provider's real SDK with ``max_retries=0``).
+    """
+
+    #: The provider's name (``ProviderSpec.name``).
+    provider: ClassVar[str]
+    #: The output tokens its verify asks for.
+    verify_max_tokens: ClassVar[int] = 1
+
+    def __init__(self, *, hooks: RetryHooks | None, sdk_factory: SDKFactory) -> None:
+        #: The retry loop's hooks.
+        self.hooks = hooks or RetryHooks()
+        #: The SDK clients, one per endpoint and key (and event loop, for async).
+        self.clients = ClientCache(sdk_factory)
+
+    def call(self, request: LLMRequest) -> SDKCall[Any]:
+        """The call for ``request`` (its checks and body)."""
+        raise NotImplementedError
+
+    def classify(self, err: BaseException) -> Failure:
+        """The provider's one classifier."""
+        raise NotImplementedError
+
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        """Send ``request`` through the retry loop; raises ``LLMGenerateError``."""
+        call = self.call(request)
+        client = self.clients.sync(call.base_url, call.key)
+        started = time.perf_counter()  # after a first-use SDK import: not the request's time
+        result, attempts, _ = call_with_retry(
+            lambda timeout_s: call.send(client, timeout_s),
+            self.classify,
+            **call.retry_args(self.hooks),
+        )
+        return call.response(result, attempts, time.perf_counter() - started)
+
+    async def agenerate(self, request: LLMRequest) -> LLMResponse:
+        """The async twin of :meth:`generate`."""
+        call = self.call(request)
+        client = await self.clients.async_(call.base_url, call.key)
+        started = time.perf_counter()
+        result, attempts, _ = await acall_with_retry(
+            lambda timeout_s: call.asend(client, timeout_s),
+            self.classify,
+            **call.retry_args(self.hooks),
+        )
+        return call.response(result, attempts, time.perf_counter() - started)
+
+    def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
+        """A minimal real request (:func:`verify_request`) proving the key, endpoint and model;
+        raises ``LLMGenerateError`` saying which failed."""
+        return self.generate(verify_request(target, api_key, max_tokens=self.verify_max_tokens))
+
+    def close(self) -> None:
+        """Close the sync SDK clients' connection pools (they are rebuilt if used again)."""
+        self.clients.close()
+
+    async def aclose(self) -> None:
+        """Close the async SDK clients of the running event loop (``asyncio.run`` also closes
+        them when its loop shuts down)."""
+        await self.clients.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def broken_stream(
+    err: BaseException,
+    partial: str,
+    *,
+    provider: str,
+    model: str,
+    key: str,
+    attempts: int,
+    classify: Classify,
+) -> LLMGenerateError:
+    """The final error of a stream that failed after its first text (never retried): ``err``
+    classified as a retry would have classified it, with the text handed out so far as
+    ``partial_text`` and the key redacted from the message."""
+    failure = as_failure(err, classify)
+    message = redact(
+        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began", (key,)
+    )
+    return LLMGenerateError(
+        message,
+        reason=failure.reason,
+        retryable=failure.retryable,
+        http_status=failure.http_status,
+        retry_after_s=failure.retry_after_s,
+        attempts=attempts,
+        provider=provider,
+        model=model,
+        partial_text=partial,
+    )

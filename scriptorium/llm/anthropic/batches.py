@@ -1,0 +1,181 @@
+"""Anthropic's Message Batches API (``client.messages.batches``) as a :class:`BatchProvider`.
+
+Each row's ``params`` is the Messages API body the Anthropic adapter builds for a run of the same
+request, so a batch row is exactly what a run would send; a succeeded row's message is read back by
+the same adapter code a run's response is. Message batches keep no metadata, so the in-doubt
+lookup matches on creation time and size, then on the custom ids (see ``state.match_in_doubt``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.adapter import SDKFactory
+from scriptorium.llm.anthropic.api import (
+    BATCH_LIMITS,
+    DEFAULT_BASE_URL,
+    ERROR_STATUS,
+    PRICES,
+    PROVIDER,
+)
+from scriptorium.llm.anthropic.body import build_body
+from scriptorium.llm.anthropic.call import Call
+from scriptorium.llm.anthropic.sdk import classify, default_factory
+from scriptorium.llm.batches.calls import SDKBatches, batch_priced, unfinished_error
+from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
+from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.retry.http import classify_http
+from scriptorium.llm.retry.policy import RetryHooks
+
+__all__ = ["AnthropicBatches", "message_params"]
+
+# A listing of recent batches stops after this many pages (a busy workspace lists many).
+_MAX_PAGES = 10
+
+
+def message_params(request: LLMRequest) -> dict[str, Any]:
+    """The Messages API body a run of ``request`` sends (model, max_tokens, system, messages,
+    structured-output blocks, stop sequences): the adapter's own :func:`build_body`."""
+    return build_body(request).body
+
+
+def _epoch(value: Any) -> float:
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, str):
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    return 0.0
+
+
+def _remote(batch: Any) -> RemoteBatch:
+    counts = batch.request_counts
+    size = sum(
+        int(getattr(counts, name, 0) or 0)
+        for name in ("processing", "succeeded", "errored", "canceled", "expired")
+    )
+    return RemoteBatch(
+        id=str(batch.id),
+        ended=batch.processing_status == "ended",
+        created_at=_epoch(batch.created_at),
+        size=size,
+        tag=None,
+        status=str(batch.processing_status),
+    )
+
+
+class AnthropicBatches(SDKBatches):
+    """Message Batches at ``base_url`` with ``key``; ``limits`` may be lowered (tests);
+    ``sdk_factory`` builds the SDK client, as for :class:`~scriptorium.llm.anthropic.AnthropicClient`."""
+
+    name = PROVIDER
+    tagged = False
+
+    def __init__(
+        self,
+        *,
+        key: str,
+        base_url: str | None = None,
+        limits: BatchLimits | None = None,
+        hooks: RetryHooks | None = None,
+        sdk_factory: SDKFactory | None = None,
+    ) -> None:
+        super().__init__(
+            provider=PROVIDER,
+            key=key,
+            base_url=base_url or DEFAULT_BASE_URL,
+            limits=limits or BATCH_LIMITS,
+            hooks=hooks,
+            classify=classify,
+            make_client=sdk_factory or default_factory,
+        )
+
+    def entry(self, custom_id: str, request: LLMRequest) -> Entry:
+        data = {"custom_id": custom_id, "params": message_params(request)}
+        size = len(json.dumps(data, ensure_ascii=False).encode("utf-8"))
+        return Entry(custom_id, data, size)
+
+    def create(self, entries: list[Entry], tag: str) -> RemoteBatch:
+        batches = self._client().messages.batches
+        requests = [e.data for e in entries]
+        return _remote(self._calls.create(lambda t: batches.create(requests=requests, timeout=t)))
+
+    def retrieve(self, batch_id: str) -> RemoteBatch:
+        batches = self._client().messages.batches
+        return _remote(self._calls.read(lambda t: batches.retrieve(batch_id, timeout=t)))
+
+    def recent(self, since: float) -> list[RemoteBatch]:
+        batches = self._client().messages.batches
+        found: list[RemoteBatch] = []
+        after: str | None = None
+        for _ in range(_MAX_PAGES):
+            kwargs: dict[str, Any] = {"limit": 100}
+            if after is not None:
+                kwargs["after_id"] = after
+            page = self._calls.read(lambda t, kw=kwargs: batches.list(**kw, timeout=t))  # type: ignore[misc]
+            items = [_remote(b) for b in page.data]
+            found.extend(b for b in items if b.created_at >= since)
+            # Newest first: once a page reaches past ``since``, older pages cannot matter.
+            if not page.has_more or not items or items[-1].created_at < since:
+                break
+            after = items[-1].id
+        return found
+
+    def results(self, batch_id: str) -> list[RowResult]:
+        batches = self._client().messages.batches
+
+        def read(timeout: float) -> bytes:
+            raw = batches.with_raw_response.results(batch_id, timeout=timeout)
+            return bytes(raw.http_response.read())
+
+        content = self._calls.read(read)
+        rows = []
+        for line in content.decode("utf-8").splitlines():
+            if line.strip():
+                rows.append(_row(json.loads(line)))
+        return rows
+
+    def cancel(self, batch_id: str) -> None:
+        batches = self._client().messages.batches
+        self._calls.read(lambda t: batches.cancel(batch_id, timeout=t))
+
+    def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
+        model = request.target.model
+        if row.kind in ("expired", "canceled"):
+            raise unfinished_error(row, PROVIDER, model)
+        if row.kind == "errored":
+            raise _row_error(row, model)
+        call = Call(request)
+        body = call.read(json.dumps(row.body).encode("utf-8"))
+        return batch_priced(call.response((body, None), 1, 0.0), request, {}, PRICES)
+
+
+def _row(line: Any) -> RowResult:
+    custom_id = str(line.get("custom_id"))
+    result = line.get("result") or {}
+    kind = result.get("type")
+    if kind == "succeeded":
+        return RowResult(custom_id, "succeeded", result.get("message"))
+    if kind == "errored":
+        error = result.get("error") or {}
+        found = error.get("error")
+        inner: dict[str, Any] = found if isinstance(found, dict) else {}
+        status = ERROR_STATUS.get(str(inner.get("type")), 500)
+        return RowResult(custom_id, "errored", error, status)
+    if kind in ("expired", "canceled"):
+        return RowResult(custom_id, kind)
+    return RowResult(custom_id, "errored", {"error": {"message": f"unknown result {kind!r}"}}, 500)
+
+
+def _row_error(row: RowResult, model: str) -> LLMGenerateError:
+    failure = classify_http(row.status, {}, row.body)
+    return LLMGenerateError(
+        f"the batch row failed: {failure.message}",
+        reason=failure.reason,
+        retryable=failure.retryable,
+        http_status=row.status,
+        provider=PROVIDER,
+        model=model,
+    )

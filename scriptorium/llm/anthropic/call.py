@@ -1,0 +1,192 @@
+"""One request's way through the Messages API: the :class:`Call` every path builds (generate,
+stream, count_tokens, batch rows), so the checks, the body and the reading of an answer (text,
+finish reason, usage, cost, metadata) are written once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.adapter import SDKCall, key_of
+from scriptorium.llm.anthropic.api import DEFAULT_BASE_URL, PRICES, PROVIDER
+from scriptorium.llm.anthropic.body import MessagesBody, build_body
+from scriptorium.llm.anthropic.cache import one_hour_writes
+from scriptorium.llm.anthropic.sdk import apost_messages, post_messages
+from scriptorium.llm.media.wire import MediaWire
+from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.pricing import cost_micro
+
+__all__ = ["FINISH", "USAGE_FIELDS", "Call", "Result"]
+
+#: What one successful attempt gives: the parsed 200 body and the request id.
+Result = tuple[dict[str, Any], str | None]
+
+#: The API's stop reasons as scriptorium's finish reasons (any other passes through).
+FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    # The model ran out of context window: as truncated as max_tokens, and treated the same.
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+    "tool_use": "tool_use",
+}
+#: The token counts a usage object may carry.
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def _usage_ok(usage: Any) -> bool:
+    """Usage is an object whose token fields, where present, are non-negative integers."""
+    if not isinstance(usage, dict):
+        return False
+    for field in USAGE_FIELDS:
+        value = usage.get(field)
+        if value is not None and (type(value) is not int or value < 0):
+            return False
+    return True
+
+
+class Call(SDKCall[Result]):
+    """One request's translation to and from the Messages API: the checks, the body (built once,
+    media spliced in as it is sent), one attempt, and the answer read back."""
+
+    provider = PROVIDER
+    default_base_url = DEFAULT_BASE_URL
+
+    def __init__(self, request: LLMRequest) -> None:
+        key = key_of(request)
+        model = request.target.model
+        if not key:
+            raise LLMGenerateError(
+                "the anthropic provider needs an API key",
+                reason="config",
+                provider=PROVIDER,
+                model=model,
+            )
+        if not model:
+            raise LLMGenerateError(
+                "the anthropic provider needs a model", reason="config", provider=PROVIDER
+            )
+        super().__init__(request, key)
+        self.wire = MediaWire()  # media base64 is spliced in as the body is sent
+        self.sent: MessagesBody = build_body(request, encode=self.wire.encode)
+
+    def send(self, client: Any, timeout_s: float) -> Result:
+        """One POST of the body; the parsed 200 body and the request id."""
+        with self.wire.sending(client, self.sent.body) as body:
+            content, headers = post_messages(client, body, timeout_s)
+        return self.read(content), headers.get("request-id")
+
+    async def asend(self, client: Any, timeout_s: float) -> Result:
+        """The async twin of :meth:`send`."""
+        with self.wire.sending(client, self.sent.body) as body:
+            content, headers = await apost_messages(client, body, timeout_s)
+        return self.read(content), headers.get("request-id")
+
+    def read(self, content: bytes) -> dict[str, Any]:
+        """The parsed 200 body; anything unusable raises ``invalid_response`` (not retried)."""
+        try:
+            body = json.loads(content)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise self._invalid("the 200 response is not JSON") from err
+        if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+            raise self._invalid("the 200 response has no content list")
+        if not all(isinstance(block, dict) for block in body["content"]):
+            raise self._invalid("the 200 response has a malformed content block")
+        usage = body.get("usage")
+        if usage is not None and not _usage_ok(usage):
+            raise self._invalid("the 200 response has malformed usage")
+        return body
+
+    def read_count(self, content: bytes) -> int:
+        """``input_tokens`` of a token-counting answer; ``invalid_response`` when it has none."""
+        try:
+            body = json.loads(content)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise self._invalid("the count_tokens response is not JSON") from err
+        count = body.get("input_tokens") if isinstance(body, dict) else None
+        if type(count) is not int or count < 0:
+            raise self._invalid("the count_tokens response has no input_tokens count")
+        return count
+
+    def _invalid(self, what: str) -> LLMGenerateError:
+        return LLMGenerateError(
+            what, reason="invalid_response", retryable=False, http_status=200, provider=PROVIDER
+        )
+
+    def response(self, result: Result, attempts: int, elapsed_s: float) -> LLMResponse:
+        """The ``LLMResponse`` of a Messages body (from a reply, a folded stream or a batch row)
+        and its request id."""
+        body, request_id = result
+        metadata: dict[str, Any] = {"request_id": request_id}
+        if isinstance(body.get("id"), str):
+            metadata["response_id"] = body["id"]
+        output = self.sent.output
+        if output is not None:
+            metadata["strategy"] = output.strategy
+            if output.dropped:
+                metadata["schema_dropped"] = list(output.dropped)
+        if self.sent.ignored:
+            metadata["ignored_settings"] = list(self.sent.ignored)
+        text, tool_called = self._text(body["content"])
+        stop_reason = body.get("stop_reason")
+        finish = FINISH.get(stop_reason, stop_reason) if isinstance(stop_reason, str) else "unknown"
+        if tool_called and finish == "tool_use":
+            finish = "stop"  # the forced tool call *is* the complete answer
+        if finish != stop_reason:
+            metadata["provider_finish_reason"] = stop_reason
+        raw_usage = body.get("usage")
+        tier = raw_usage.get("service_tier") if isinstance(raw_usage, dict) else None
+        if isinstance(tier, str):
+            metadata["service_tier"] = tier
+        if raw_usage is None:
+            # Decided: a 200 without usage keeps its text; the zero count is said, not hidden.
+            metadata["usage_missing"] = True
+            raw_usage = {}
+        usage = Usage(
+            **{f: raw_usage.get(f) or 0 for f in USAGE_FIELDS},
+            cache_write_1h_input_tokens=one_hour_writes(raw_usage),
+            llm_calls=attempts,
+        )
+        reported = body.get("model")
+        model = reported if isinstance(reported, str) and reported else self.model
+        usage = usage.model_copy(update={"cost_micro": self._cost(usage, model, metadata)})
+        return LLMResponse(
+            text=text,
+            model=model,
+            finish_reason=finish,
+            usage=usage,
+            attempts=attempts,
+            latency_ms=round(elapsed_s * 1000.0, 3),
+            metadata=metadata,
+        )
+
+    def _cost(self, usage: Usage, reported_model: str, metadata: dict[str, Any]) -> int:
+        """Priced by the profile's model name (what its ``pricing`` refers to), else by the name
+        the API reported (an alias may resolve to a listed snapshot)."""
+        cost, note = cost_micro(self.model, usage, self.request.pricing, prices=PRICES)
+        if note and reported_model != self.model:
+            cost, note = cost_micro(reported_model, usage, None, prices=PRICES)
+        if note:
+            metadata["pricing"] = note
+        return cost
+
+    def _text(self, blocks: list[dict[str, Any]]) -> tuple[str, bool]:
+        output = self.sent.output
+        if output is not None and output.tool is not None:
+            for block in blocks:
+                if block.get("type") == "tool_use" and block.get("name") == output.tool:
+                    value = block.get("input")
+                    if output.wrapped and isinstance(value, dict):
+                        value = value.get("value")
+                    return json.dumps(value, ensure_ascii=False), True
+        parts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        if not all(isinstance(part, str) for part in parts):
+            raise self._invalid("the 200 response has a text block without text")
+        return "".join(parts), False  # type: ignore[arg-type]  # all str, checked above

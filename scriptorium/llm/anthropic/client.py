@@ -1,0 +1,90 @@
+"""The Anthropic adapter: the official ``anthropic`` SDK behind scriptorium's retry loop.
+
+The SDK is imported on first use (:mod:`.sdk`), built with its own retries off and the key and
+base URL passed explicitly, and kept: one SDK client per endpoint and key (hashed, never held as a
+plain dict key), and for async one per event loop too, because an async client's connection pool
+belongs to the loop it was created on.
+
+Each request becomes a :class:`~.call.Call`: the body built by :func:`.body.build_body` and posted
+with the SDK's lower-level ``post`` (auth, base URL, headers, timeouts and error types stay the
+SDK's; its typed parameter and ``Message`` layer is skipped). Responses are read from the JSON
+ourselves: a non-JSON or wrong-shaped 200 then becomes ``reason="invalid_response"`` instead of a
+half-built SDK object, and the request id comes straight from the headers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+from scriptorium.llm._direct import encode_body
+from scriptorium.llm.adapter import SDKAdapter, SDKFactory
+from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, DEFAULT_BASE_URL, PROVIDER
+from scriptorium.llm.anthropic.body import count_tokens_body
+from scriptorium.llm.anthropic.call import Call
+from scriptorium.llm.anthropic.sdk import (
+    apost_messages,
+    classify,
+    default_factory,
+    http_response_class,
+    post_messages,
+)
+from scriptorium.llm.anthropic.stream import astream as stream_async
+from scriptorium.llm.anthropic.stream import stream as stream_sync
+from scriptorium.llm.client import StreamItem
+from scriptorium.llm.model import Failure, LLMRequest
+from scriptorium.llm.retry.loop import call_with_retry
+from scriptorium.llm.retry.policy import RetryHooks
+
+__all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
+
+
+class AnthropicClient(SDKAdapter):
+    """``Client``, ``AsyncClient``, streaming, token counting and ``verify`` for the Anthropic
+    Messages API.
+
+    ``hooks`` inject clock, sleep, jitter and supervision into the retry loop; ``sdk_factory``
+    builds SDK clients (default: the real SDK with ``max_retries=0``).
+    """
+
+    provider = PROVIDER
+
+    def __init__(
+        self, *, hooks: RetryHooks | None = None, sdk_factory: SDKFactory | None = None
+    ) -> None:
+        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory)
+
+    def call(self, request: LLMRequest) -> Call:
+        """The Messages API call for ``request`` (checked, body built)."""
+        return Call(request)
+
+    def classify(self, err: BaseException) -> Failure:
+        """The adapter's one classifier (:func:`.sdk.classify`)."""
+        return classify(err)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
+        only before the first chunk (see :mod:`scriptorium.llm.anthropic.stream`)."""
+        return stream_sync(self.clients, self.hooks, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        return stream_async(self.clients, self.hooks, request)
+
+    def count_tokens(self, request: LLMRequest) -> int:
+        """The input tokens of what :meth:`generate` would send for ``request``, from the API's
+        token-counting endpoint (free, but rate limited); retried like a generation."""
+        call = Call(request)
+        client = self.clients.sync(call.base_url, call.key)
+        body = count_tokens_body(call.sent.body)
+
+        def attempt(timeout_s: float) -> int:
+            response = client.post(
+                COUNT_TOKENS_PATH,
+                content=encode_body(body),
+                cast_to=http_response_class(),
+                options={"timeout": timeout_s},
+            )
+            return call.read_count(response.content)
+
+        count, _, _ = call_with_retry(attempt, classify, **call.retry_args(self.hooks))
+        return count

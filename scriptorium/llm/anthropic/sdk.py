@@ -1,0 +1,171 @@
+"""The ``anthropic`` SDK, imported on first use, and the one place its exceptions become retry
+:class:`~scriptorium.llm.model.Failure` s.
+
+``import anthropic`` costs seconds and tens of MiB, so nothing imports it until a request is sent;
+without it, sending raises ``reason="provider_unavailable"``. SDK clients are built with their own
+retries off and the key and base URL passed explicitly (:func:`default_factory`).
+
+A prebuilt body is posted with the SDK's lower-level ``post`` (:func:`post_messages`): auth, base
+URL, headers, timeouts and error types stay the SDK's; its typed parameter and ``Message`` layer is
+skipped, and the SDK's own client class sends through :mod:`scriptorium.llm._direct`.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm._direct import direct_post, encode_body, http_module
+from scriptorium.llm.anthropic.api import ERROR_STATUS, MESSAGES_PATH, PROVIDER
+from scriptorium.llm.model import Failure
+from scriptorium.llm.retry.http import classify_http, transport_failure
+
+__all__ = [
+    "SDKFactory",
+    "apost_messages",
+    "classify",
+    "default_factory",
+    "http_response_class",
+    "post_messages",
+    "sdk",
+]
+
+#: ``sdk_factory(is_async, api_key, base_url)`` -> an ``anthropic.Anthropic``/``AsyncAnthropic``.
+SDKFactory = Callable[[bool, str, str], Any]
+
+_sdk_module: Any = None
+_response_class: Any = None
+_sdk_lock = threading.Lock()
+
+
+def sdk() -> Any:
+    """The ``anthropic`` module, imported once, on first use."""
+    global _sdk_module
+    if _sdk_module is None:
+        with _sdk_lock:
+            if _sdk_module is None:
+                try:
+                    import anthropic
+                except ImportError as err:
+                    raise LLMGenerateError(
+                        "the anthropic provider needs the 'anthropic' package: "
+                        "pip install 'scriptorium[anthropic]'",
+                        reason="provider_unavailable",
+                        provider=PROVIDER,
+                    ) from err
+                _sdk_module = anthropic
+    return _sdk_module
+
+
+def http_response_class() -> Any:
+    """The ``Response`` class of the SDK's HTTP library: as ``cast_to`` it makes the SDK hand back
+    the HTTP response itself, unparsed (``httpx2`` for SDK 2.x, ``httpx`` before)."""
+    global _response_class
+    if _response_class is None:
+        _response_class = http_module(sdk()).Response
+    return _response_class
+
+
+# SDK client -> the absolute Messages URL under its base URL. Given whole, the SDK sends to it as
+# it is instead of parsing the path and merging it into the base URL again on every request.
+_messages_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _messages_url(client: Any) -> str:
+    try:
+        url = _messages_urls.get(client)
+    except TypeError:  # not weakly referenceable (a wrapper from an sdk_factory): not remembered
+        return _url_under(client)
+    if url is None:
+        url = _messages_urls[client] = _url_under(client)
+    return url
+
+
+def _url_under(client: Any) -> str:
+    # A client that does not show its base URL (a wrapper) gets the path, which it resolves.
+    base = getattr(client, "base_url", None)
+    return MESSAGES_PATH if base is None else str(base).rstrip("/") + MESSAGES_PATH
+
+
+def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
+    """Send one prebuilt Messages API body as the SDK's lower-level ``post`` would: its auth, base
+    URL, headers, timeout and error types, without its typed parameter and response layer. The
+    body goes as bytes we encode (the SDK would walk and copy the dict, then encode it); the SDK's
+    own client sends it through :mod:`scriptorium.llm._direct` (the request's headers worked out
+    once), any other client through ``post``. Returns the response body's bytes and headers; an
+    error status raises the SDK's ``APIStatusError``."""
+    url = _messages_url(client)
+    direct = direct_post(sdk(), client, url)
+    if direct is not None:
+        response = direct.send(encode_body(body), timeout_s)
+    else:
+        response = client.post(
+            url,
+            content=encode_body(body),
+            cast_to=http_response_class(),
+            options={"timeout": timeout_s},
+        )
+    return response.content, response.headers
+
+
+async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[bytes, Any]:
+    """The async twin of :func:`post_messages`."""
+    url = _messages_url(client)
+    direct = direct_post(sdk(), client, url)
+    if direct is not None:
+        response = await direct.asend(encode_body(body), timeout_s)
+    else:
+        response = await client.post(
+            url,
+            content=encode_body(body),
+            cast_to=http_response_class(),
+            options={"timeout": timeout_s},
+        )
+    return response.content, response.headers
+
+
+def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
+    """An SDK client for ``base_url`` and ``api_key``, with its own retries off."""
+    module = sdk()
+    cls = module.AsyncAnthropic if is_async else module.Anthropic
+    # max_retries=0: ours is the only retry loop. Key and base URL explicit, so the SDK reads
+    # neither from the environment nor from its profile files.
+    client = cls(api_key=api_key, base_url=base_url, max_retries=0)
+    # The SDK also merges ANTHROPIC_CUSTOM_HEADERS from the environment into every request (and
+    # they would override the auth header); a profile alone decides what is sent.
+    if hasattr(client, "_custom_headers"):
+        client._custom_headers = {}
+    client.webhook_key = None
+    return client
+
+
+def classify(err: BaseException) -> Failure:
+    """The one translation of what the SDK raises into a :class:`Failure`: by class, status and
+    body type; an ``error`` event inside a streamed 200 as the status its type names; a
+    connection broken while a stream's body is read (which the SDK does not wrap)."""
+    module = sdk()
+    if isinstance(err, module.APIStatusError):
+        if err.status_code == 200:  # an ``error`` event in a stream: classified as its status
+            body = err.body if isinstance(err.body, dict) else {}
+            error = body.get("error") if isinstance(body.get("error"), dict) else body
+            kind = error.get("type") if isinstance(error, dict) else None
+            status = ERROR_STATUS.get(kind if isinstance(kind, str) else "", 500)
+            return classify_http(status, err.response.headers, body)
+        return classify_http(err.status_code, err.response.headers, err.body)
+    if isinstance(err, module.APITimeoutError):
+        return Failure("timeout", True, message="request timed out")
+    if isinstance(err, module.APIConnectionError):
+        cause = err.__cause__
+        detail = describe(cause) if cause is not None else "connection error"
+        return Failure("connection", True, message=detail)
+    if isinstance(err, module.APIResponseValidationError):
+        return Failure("invalid_response", False, err.status_code, message="response failed checks")
+    broken = transport_failure(err)
+    if broken is not None:
+        return broken
+    if isinstance(err, TypeError | ValueError):  # the SDK refused our parameters before sending
+        return Failure("invalid_request", False, message=describe(err))
+    return Failure("invalid_response", False, message=describe(err))

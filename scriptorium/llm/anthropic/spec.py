@@ -1,0 +1,85 @@
+"""The Anthropic provider's registry entry: everything scriptorium knows about it, wired from this
+package. Loading it loads no SDK and no adapter code; each function below imports what it needs on
+first use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scriptorium.llm.adapter import key_of
+from scriptorium.llm.anthropic.api import (
+    BASE_URL_ENV,
+    BATCH_LIMITS,
+    IGNORED_SETTINGS,
+    KEY_ENV,
+    MEDIA_LIMITS,
+    PRICES,
+    PROVIDER,
+)
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
+
+if TYPE_CHECKING:
+    from scriptorium.llm.batches.port import BatchLimits, BatchProvider
+    from scriptorium.llm.client import Client
+    from scriptorium.llm.media.limits import MediaLimits
+    from scriptorium.llm.model import Failure, LLMRequest
+    from scriptorium.llm.retry.policy import RetryHooks
+
+__all__ = ["SPEC"]
+
+
+def _client(config: ProviderConfig) -> Client:
+    from scriptorium.llm.anthropic.client import AnthropicClient
+
+    return AnthropicClient(hooks=config.hooks)
+
+
+def _wire(request: LLMRequest) -> WireView:
+    from scriptorium.llm.anthropic.body import wire_view
+
+    return wire_view(request)
+
+
+def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
+    return MEDIA_LIMITS
+
+
+def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
+    from scriptorium.llm.anthropic.batches import AnthropicBatches
+
+    return AnthropicBatches(
+        key=key_of(request), base_url=request.target.endpoint, limits=limits, hooks=hooks
+    )
+
+
+def _cache_minimum(model: str) -> int | None:
+    from scriptorium.llm.anthropic.cache import minimum_cacheable_tokens
+
+    return minimum_cacheable_tokens(model)
+
+
+def _classify(err: BaseException) -> Failure:
+    from scriptorium.llm.anthropic.sdk import classify
+
+    return classify(err)
+
+
+SPEC = ProviderSpec(
+    name=PROVIDER,
+    client=_client,
+    per_profile=False,
+    needs_key=True,
+    key_env=KEY_ENV,
+    base_url_env=BASE_URL_ENV,
+    extra="anthropic",
+    sdk_module="anthropic",
+    ignored_settings=IGNORED_SETTINGS,
+    wire=_wire,
+    media=_media,
+    batches=_batches,
+    batch_limits=BATCH_LIMITS,
+    prices=PRICES,
+    cache_minimum=_cache_minimum,
+    classify=_classify,
+)

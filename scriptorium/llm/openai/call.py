@@ -1,0 +1,187 @@
+"""One request's way through Chat Completions: the :class:`Call` every path builds (generate,
+stream, batch rows), and :func:`parse_completion`, the one reader of a completion body (text,
+finish reason, usage, metadata) for a reply, a folded stream and a batch row alike."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm._direct import encode_body
+from scriptorium.llm.adapter import SDKCall, key_of
+from scriptorium.llm.media.wire import MediaWire
+from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.openai.api import CHAT_PATH, DEFAULT_BASE_URL, PRICES, PROVIDER
+from scriptorium.llm.openai.body import build_params, ignored_settings
+from scriptorium.llm.openai.sdk import http_response_class
+from scriptorium.llm.pricing import cost_micro
+
+__all__ = ["FINISH", "Call", "Completion", "Result", "parse_completion"]
+
+#: The API's finish reasons as scriptorium's (any other passes through).
+FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "refusal",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+}
+
+#: A completion read: text, finish reason, usage (tokens only) and metadata.
+Completion = tuple[str, str, Usage, dict[str, Any]]
+#: What one successful attempt gives: the completion read, and the request id.
+Result = tuple[Completion, str | None]
+
+
+def _invalid(message: str) -> LLMGenerateError:
+    return LLMGenerateError(message, reason="invalid_response", provider=PROVIDER)
+
+
+def _count(holder: Any, key: str) -> int:
+    """A token count: missing or null is 0; anything but a non-negative integer is a broken
+    response (counting it as 0 would under-report what was paid for)."""
+    value = holder.get(key) if isinstance(holder, Mapping) else None
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise _invalid(f"openai: usage.{key} is not a non-negative integer")
+    return value
+
+
+def parse_completion(raw: bytes, strategy: str | None) -> Completion:
+    """Text, finish reason, usage (tokens only) and metadata from a 200 body; ``invalid_response``
+    when the body is not a chat completion.
+
+    ``input_tokens`` is ``prompt_tokens`` minus the cached tokens, which are reported as
+    ``cache_read_input_tokens``: OpenAI counts cached tokens inside ``prompt_tokens``, and pricing
+    charges each class once.
+    """
+    try:
+        body = json.loads(raw)
+    except ValueError as err:
+        raise _invalid(f"openai: the 200 response is not JSON ({describe(err)})") from err
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _invalid("openai: the 200 response has no choices")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise _invalid("openai: the 200 response's choice has no message")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise _invalid("openai: the message content is not text")
+    text = content or ""
+    metadata: dict[str, Any] = {}
+    if isinstance(body.get("id"), str):
+        metadata["response_id"] = body["id"]
+    raw_finish = choices[0].get("finish_reason")
+    finish = FINISH.get(raw_finish, raw_finish) if isinstance(raw_finish, str) else "stop"
+    if raw_finish != finish:
+        metadata["provider_finish_reason"] = raw_finish
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise _invalid("openai: the message's tool_calls is not a list")
+    if strategy == "tool" and isinstance(calls, list) and calls:
+        function = calls[0].get("function") if isinstance(calls[0], dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if not isinstance(arguments, str):
+            raise _invalid("openai: the tool call has no arguments")
+        text = arguments
+    refusal = message.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        raise _invalid("openai: the message's refusal is not text")
+    if refusal:
+        finish = "refusal"
+        metadata["refusal"] = refusal
+        text = text or refusal
+    usage_body = body.get("usage")
+    if not isinstance(usage_body, dict):
+        metadata["usage_missing"] = True
+        usage_body = {}
+    prompt = _count(usage_body, "prompt_tokens")
+    details = usage_body.get("prompt_tokens_details")
+    cached = min(prompt, _count(details, "cached_tokens") if isinstance(details, dict) else 0)
+    usage = Usage(
+        input_tokens=prompt - cached,
+        output_tokens=_count(usage_body, "completion_tokens"),
+        cache_read_input_tokens=cached,
+    )
+    if isinstance(body.get("model"), str):
+        metadata["response_model"] = body["model"]
+    if isinstance(body.get("service_tier"), str):
+        metadata["service_tier"] = body["service_tier"]
+    return text, finish, usage, metadata
+
+
+class Call(SDKCall[Result]):
+    """One request's translation to and from Chat Completions: the key check, the parameters
+    (built once, media spliced in as they are sent), one attempt, and the answer read back."""
+
+    provider = PROVIDER
+    default_base_url = DEFAULT_BASE_URL
+
+    def __init__(self, request: LLMRequest) -> None:
+        key = key_of(request)
+        if not key:
+            raise LLMGenerateError(
+                "openai: no API key (local servers that ignore keys still need one named)",
+                reason="config",
+                provider=PROVIDER,
+                model=request.target.model,
+            )
+        super().__init__(request, key)
+        self.wire = MediaWire()  # media base64 is spliced in as the body is sent
+        self.params, self.strategy = build_params(request, media_wire=self.wire)
+
+    def send(self, client: Any, timeout_s: float) -> Result:
+        """One POST of the parameters; the completion read and the request id."""
+        with self.wire.sending(client, self.params) as sent:
+            response = client.post(
+                CHAT_PATH,
+                content=encode_body(sent),
+                cast_to=http_response_class(),
+                options={"timeout": timeout_s},
+            )
+        return self.read(response)
+
+    async def asend(self, client: Any, timeout_s: float) -> Result:
+        """The async twin of :meth:`send`."""
+        with self.wire.sending(client, self.params) as sent:
+            response = await client.post(
+                CHAT_PATH,
+                content=encode_body(sent),
+                cast_to=http_response_class(),
+                options={"timeout": timeout_s},
+            )
+        return self.read(response)
+
+    def read(self, raw: Any) -> Result:
+        """An HTTP response (``content`` and ``headers``) read. Parsed inside the attempt, so an
+        invalid 200 fails through the retry loop like any failure and carries its attempt count."""
+        return parse_completion(raw.content, self.strategy), raw.headers.get("x-request-id")
+
+    def response(self, result: Result, attempts: int, elapsed_s: float) -> LLMResponse:
+        """The ``LLMResponse`` of a completion read and its request id."""
+        (text, finish, usage, metadata), request_id = result
+        request = self.request
+        cost, note = cost_micro(request.target.model, usage, request.pricing, prices=PRICES)
+        usage = usage.model_copy(update={"cost_micro": cost, "llm_calls": attempts})
+        metadata.update({"provider": PROVIDER, "strategy": self.strategy})
+        if request_id:
+            metadata["request_id"] = request_id
+        if note:
+            metadata["pricing"] = note
+        ignored = ignored_settings(request.settings)
+        if ignored:
+            metadata["ignored_settings"] = list(ignored)
+        return LLMResponse(
+            text=text,
+            model=metadata.get("response_model") or request.target.model,
+            finish_reason=finish,
+            usage=usage,
+            attempts=attempts,
+            # Wall time, not the retry clock: that one is injectable and may be a fake.
+            latency_ms=elapsed_s * 1000.0,
+            metadata=metadata,
+        )

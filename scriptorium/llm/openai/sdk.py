@@ -1,0 +1,115 @@
+"""The ``openai`` SDK, imported on first use, and the one place its exceptions become retry
+:class:`~scriptorium.llm.model.Failure` s.
+
+SDK clients are built with their own retries off (:mod:`scriptorium.llm.retry` is the only retry
+loop), the key and base URL passed explicitly, and what the SDK would otherwise pick up from the
+environment (``OPENAI_ORG_ID``, ``OPENAI_PROJECT_ID``, ``OPENAI_CUSTOM_HEADERS``, ...) cleared: a
+profile alone says where a request goes and as whom (:func:`default_factory`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm._direct import http_module
+from scriptorium.llm.model import Failure
+from scriptorium.llm.openai.api import PROVIDER
+from scriptorium.llm.retry.http import classify_http, transport_failure
+
+__all__ = ["SDKFactory", "classify", "default_factory", "http_response_class", "sdk"]
+
+#: ``sdk_factory(is_async, api_key, base_url)`` -> an ``openai.OpenAI``/``AsyncOpenAI``.
+SDKFactory = Callable[[bool, str, str], Any]
+
+# OpenAI echoes a masked key in 401 messages ("sk-ab***yz"); even fragments stay out of errors.
+_MASKED_KEY = re.compile(r"\S*\*{3,}\S*")
+
+# The status an error chunk's type or code stands for (it arrives inside a streamed 200).
+_STATUS_OF_ERROR = {
+    "rate_limit_exceeded": 429,
+    "requests": 429,
+    "tokens": 429,
+    "insufficient_quota": 429,
+    "invalid_request_error": 400,
+    "server_error": 500,
+    "overloaded": 503,
+    "service_unavailable": 503,
+}
+
+
+def sdk() -> Any:
+    """The ``openai`` module, imported on first use."""
+    try:
+        import openai
+    except ImportError as err:
+        raise LLMGenerateError(
+            "the openai provider needs the 'openai' package (pip install 'scriptorium[openai]')",
+            reason="provider_unavailable",
+            provider=PROVIDER,
+        ) from err
+    return openai
+
+
+@functools.cache
+def http_response_class() -> Any:
+    """The SDK's HTTP ``Response`` class: as ``cast_to`` it makes ``post`` hand back the HTTP
+    response itself, unparsed (looked up once: it is asked for on every attempt)."""
+    return http_module(sdk()).Response
+
+
+def _scrub(client: Any) -> Any:
+    # The SDK fills these from the environment when they are not passed; a profile names neither.
+    client.organization = None
+    client.project = None
+    client.admin_api_key = None
+    client.webhook_secret = None
+    if hasattr(client, "_custom_headers"):
+        client._custom_headers = {}
+    return client
+
+
+def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
+    """An SDK client for ``base_url`` and ``api_key``, retries off, environment ignored."""
+    module = sdk()
+    cls = module.AsyncOpenAI if is_async else module.OpenAI
+    return _scrub(cls(api_key=api_key, base_url=base_url, max_retries=0))
+
+
+def classify(err: BaseException) -> Failure:
+    """The one translation of what the SDK raises into a :class:`Failure`: status errors by
+    status and body (a masked key echoed in the message removed); an error chunk inside a
+    streamed 200 (an ``APIError`` without a status) as the status its type or code names; a
+    connection broken while a stream's body is read (which the SDK does not wrap)."""
+    module = sdk()
+    if isinstance(err, module.APIStatusError):
+        failure = classify_http(err.status_code, err.response.headers, err.body)
+        message = _MASKED_KEY.sub("[redacted]", failure.message)
+        return Failure(
+            failure.reason,
+            failure.retryable,
+            failure.http_status,
+            failure.retry_after_s,
+            message,
+        )
+    if isinstance(err, module.APITimeoutError):
+        return Failure("timeout", True, message="request timed out")
+    if isinstance(err, module.APIConnectionError):
+        cause = err.__cause__ or err.__context__
+        return Failure("connection", True, message=describe(cause) if cause else "connection error")
+    if isinstance(err, module.APIResponseValidationError):
+        return Failure("invalid_response", False, err.status_code, message="response failed checks")
+    if isinstance(err, module.APIError):  # an error chunk in a stream
+        body = err.body if isinstance(err.body, Mapping) else {}
+        kinds = [body.get("code"), body.get("type")]
+        status = next((_STATUS_OF_ERROR[k] for k in kinds if k in _STATUS_OF_ERROR), 500)
+        return classify_http(status, {}, {"error": dict(body)})
+    if isinstance(err, module.OpenAIError):
+        return Failure("config", False, message=describe(err))
+    broken = transport_failure(err)
+    if broken is not None:
+        return broken
+    return Failure("invalid_response", False, message=describe(err))

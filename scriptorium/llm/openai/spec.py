@@ -1,0 +1,78 @@
+"""The OpenAI provider's registry entry: everything scriptorium knows about it, wired from this
+package. Loading it loads no SDK and no adapter code; each function below imports what it needs on
+first use."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scriptorium.llm.adapter import key_of
+from scriptorium.llm.openai.api import (
+    BASE_URL_ENV,
+    BATCH_LIMITS,
+    IGNORED_SETTINGS,
+    KEY_ENV,
+    PRICES,
+    PROVIDER,
+    openai_limits,
+)
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
+
+if TYPE_CHECKING:
+    from scriptorium.llm.batches.port import BatchLimits, BatchProvider
+    from scriptorium.llm.client import Client
+    from scriptorium.llm.media.limits import MediaLimits
+    from scriptorium.llm.model import Failure, LLMRequest
+    from scriptorium.llm.retry.policy import RetryHooks
+
+__all__ = ["SPEC"]
+
+
+def _client(config: ProviderConfig) -> Client:
+    from scriptorium.llm.openai.client import OpenAIClient
+
+    return OpenAIClient(hooks=config.hooks)
+
+
+def _wire(request: LLMRequest) -> WireView:
+    from scriptorium.llm.openai.body import wire_view
+
+    return wire_view(request)
+
+
+def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
+    return openai_limits(endpoint, options, profile=profile)
+
+
+def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
+    from scriptorium.llm.openai.batches import OpenAIBatches
+
+    return OpenAIBatches(
+        key=key_of(request), base_url=request.target.endpoint, limits=limits, hooks=hooks
+    )
+
+
+def _classify(err: BaseException) -> Failure:
+    from scriptorium.llm.openai.sdk import classify
+
+    return classify(err)
+
+
+SPEC = ProviderSpec(
+    name=PROVIDER,
+    client=_client,
+    per_profile=False,
+    needs_key=True,
+    key_env=KEY_ENV,
+    base_url_env=BASE_URL_ENV,
+    extra="openai",
+    sdk_module="openai",
+    ignored_settings=IGNORED_SETTINGS,
+    wire=_wire,
+    media=_media,
+    batches=_batches,
+    batch_limits=BATCH_LIMITS,
+    prices=PRICES,
+    classify=_classify,
+)

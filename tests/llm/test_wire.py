@@ -1,0 +1,86 @@
+"""``llm.wire`` (what ``prepare`` shows) agrees with what each adapter actually builds, for every
+strategy, format and setting combination."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scriptorium.llm.anthropic.body import build_body
+from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
+from scriptorium.llm.openai.body import build_params
+from scriptorium.llm.wire import IGNORED_SETTINGS, wire_view
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import Message
+
+SCHEMAS: list[dict[str, Any] | None] = [
+    None,
+    {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+    {"type": "array", "items": {"type": "integer"}},
+]
+specs = st.none() | st.builds(
+    lambda schema, strategy: StructuredOutput(
+        schema_=schema, strategy=strategy, format="json" if schema is None else "json_schema"
+    ),
+    st.sampled_from(SCHEMAS),
+    st.sampled_from(["auto", "native", "tool", "prompt"]),
+)
+sampling = st.builds(
+    ExecutionSettings,
+    temperature=st.none() | st.just(0.5),
+    top_p=st.none() | st.just(0.9),
+    top_k=st.none() | st.just(5),
+)
+
+
+def request(provider: str, model: str, system: str | None, spec: Any, s: Any) -> LLMRequest:
+    return LLMRequest(
+        target=Target(provider=provider, model=model),
+        system=system,
+        messages=(Message(role="user", content="Say it in json please."),),
+        settings=s,
+        structured_output=spec,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    model=st.sampled_from(["claude-sonnet-4-6", "claude-3-haiku-20240307"]),
+    system=st.none() | st.just("Be brief."),
+    spec=specs,
+    chosen=sampling,
+)
+def test_anthropic_view_is_the_body(
+    model: str, system: str | None, spec: StructuredOutput | None, chosen: ExecutionSettings
+) -> None:
+    built = build_body(request("anthropic", model, system, spec, chosen))
+    view = wire_view(request("anthropic", model, system, spec, chosen))
+    assert view.system == built.body.get("system")
+    assert view.ignored_settings == built.ignored
+    assert view.strategy == (None if built.output is None else built.output.strategy)
+
+
+@settings(max_examples=60, deadline=None)
+@given(system=st.none() | st.just("Be brief."), spec=specs, chosen=sampling)
+def test_openai_view_is_the_params(
+    system: str | None, spec: StructuredOutput | None, chosen: ExecutionSettings
+) -> None:
+    req = request("openai", "gpt-4o", system, spec, chosen)
+    params, strategy = build_params(req)
+    sent_system = next((m["content"] for m in params["messages"] if m["role"] == "system"), None)
+    view = wire_view(req)
+    assert view.system == sent_system
+    assert view.strategy == strategy
+    assert set(view.ignored_settings) == {"top_k"} & {n for n in ("top_k",) if chosen.top_k}
+    assert "top_k" not in params
+
+
+@pytest.mark.parametrize("provider", ["fake", "replay", "custom"])
+def test_other_providers_send_the_request_as_it_is(provider: str) -> None:
+    spec = StructuredOutput(schema_=SCHEMAS[1], strategy="prompt")
+    view = wire_view(request(provider, "m", "Sys.", spec, ExecutionSettings(temperature=1.0)))
+    assert (view.system, view.ignored_settings) == ("Sys.", ())
+    assert provider not in IGNORED_SETTINGS
