@@ -34,6 +34,8 @@ from scriptorium.llm.replay import ReplayClient
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.prompt.model import Message
 from scriptorium.testing import FakeAnthropicServer, FakeClient, FakeOpenAIServer
+from scriptorium.usecase import Runner, RunRequest
+from tests.conftest import RunnerFactory
 
 T = TypeVar("T")
 
@@ -42,6 +44,9 @@ KEY_ENV = "CONTRACT_API_KEY"
 
 #: What every contract test sends unless it says otherwise.
 USER_TEXT = "Say hello."
+
+#: The one run of the contract's Runner-level cases (see :func:`runner_over`).
+SAY = RunRequest(prompt_id="say")
 
 
 class RetryClock:
@@ -609,6 +614,17 @@ class ReplayHarness(Harness):
     def break_verify(self) -> str:
         self.cassette.write_text("this is not a cassette line\n", encoding="utf-8")
         return "config"
+
+
+def runner_over(harness: Harness, client: Any, make_runner: RunnerFactory) -> Runner:
+    """A Runner over ``client`` whose one prompt, ``say``, runs on a profile this adapter serves:
+    for the cases whose contract is what a run makes of an answer."""
+    return make_runner(
+        client,
+        prompts={"say": "---\nprofile: p\n---\nSay hello.\n"},
+        profiles={"p": harness.profile()},
+        env=harness.env,
+    )
 
 
 # --- which adapters the suite runs over -------------------------------------------------------------

@@ -17,9 +17,8 @@ from scriptorium.llm.client import TokenCounter, supports
 from scriptorium.llm.model import LLMResponse, StructuredOutput
 from scriptorium.llm.pricing import PRICE_TABLE
 from scriptorium.llm.tokens import estimate_input_tokens
-from scriptorium.usecase import Runner, RunRequest
 from tests.conftest import RunnerFactory
-from tests.contract.llm.harnesses import KEY, Harness, adapters
+from tests.contract.llm.harnesses import KEY, SAY, Harness, adapters, runner_over
 
 PERSON: dict[str, Any] = {
     "type": "object",
@@ -28,18 +27,6 @@ PERSON: dict[str, Any] = {
     "additionalProperties": False,
 }
 ADA = {"name": "Ada", "age": 36}
-
-SAY = RunRequest(prompt_id="say")
-
-
-def runner_over(harness: Harness, client: Any, make_runner: RunnerFactory) -> Runner:
-    """A Runner whose one prompt, ``say``, runs on a profile this adapter serves."""
-    return make_runner(
-        client,
-        prompts={"say": "---\nprofile: p\n---\nSay hello.\n"},
-        profiles={"p": harness.profile()},
-        env=harness.env,
-    )
 
 
 def test_text_comes_back_with_its_model_and_attempts(harness: Harness) -> None:

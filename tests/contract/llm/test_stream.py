@@ -22,8 +22,7 @@ from scriptorium.llm.client import StreamItem
 from scriptorium.llm.model import LLMResponse
 from scriptorium.usecase import Done, TextDelta
 from tests.conftest import RunnerFactory
-from tests.contract.llm.harnesses import Harness, adapters
-from tests.contract.llm.test_generate import SAY, runner_over
+from tests.contract.llm.harnesses import SAY, Harness, adapters, runner_over
 
 TEXT = "The stream brings the answer in pieces, in order."
 
