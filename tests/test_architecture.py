@@ -250,7 +250,7 @@ TRANSITIVE_LIBRARIES = (
 
 #: The port modules: each package's model and the Protocol modules the use case holds.
 TRANSITIVE_PORTS = (
-    *(p for p in sorted(PACKAGE.glob("*/model.py"))),
+    *sorted(PACKAGE.glob("*/model.py")),
     PACKAGE / "promptdef" / "repository.py",
     PACKAGE / "profile" / "repository.py",
     PACKAGE / "artifact" / "reader.py",
