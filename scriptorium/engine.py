@@ -73,7 +73,9 @@ class Engine:
         self.root = _directory(root, "root")
         prompts_dir = self.root / "prompts"
         #: The providers this engine knows: built-in, ``providers`` and installed entry points.
-        self.providers = _registry(providers)
+        self.providers = _registry(given := tuple(providers))
+        #: The specs given in code, as given: what a worker needs to know the same providers.
+        self.given_providers = given
         if client is None:
             from scriptorium.limits.hooks import rate_limit_hooks
             from scriptorium.llm.router import Router
@@ -396,6 +398,7 @@ class _EngineRows:
         artifact_root = (
             None if engine.artifact_root is None else str(engine.artifact_root.resolve())
         )
+        _check_travels(engine.given_providers)
         return Recipe(
             rows_for_project,
             (
@@ -403,12 +406,35 @@ class _EngineRows:
                 ("artifact_root", artifact_root),
                 ("repair", engine.repair),
                 ("default_profile", engine.default_profile),
+                ("providers", engine.given_providers),
             ),
         )
 
 
+def _check_travels(providers: tuple[ProviderSpec, ...]) -> None:
+    """Refuse providers given in code that a worker could not rebuild: a spec travels by
+    reference (its functions importable by name), never as a closure."""
+    import pickle
+
+    for spec in providers:
+        try:
+            pickle.dumps(spec)
+        except Exception as err:
+            raise InvalidRequestError(
+                f"the Ray executor rebuilds the engine on every worker; provider {spec.name!r} "
+                "was given in code with functions a worker cannot import (define its spec and "
+                "its functions at module level, or install it as an entry point)",
+                field="executor",
+            ) from err
+
+
 def rows_for_project(
-    *, root: str, artifact_root: str | None, repair: bool, default_profile: str | None
+    *,
+    root: str,
+    artifact_root: str | None,
+    repair: bool,
+    default_profile: str | None,
+    providers: tuple[ProviderSpec, ...] = (),
 ) -> RowWork:
     """The row work of an engine over ``root``, built in a worker process from a recipe (see
     ``Engine.row_work``): keys from this process's environment, the observer its environment
@@ -421,14 +447,14 @@ def rows_for_project(
         artifact_root=artifact_root,
         default_profile=default_profile,
         observer=observer_from_env(),
+        providers=providers,
     )
     return engine.row_work()
 
 
-def _registry(providers: Iterable[ProviderSpec]) -> Registry:
+def _registry(given: tuple[ProviderSpec, ...]) -> Registry:
     from scriptorium.llm.registry import Registry, default_registry
 
-    given = list(providers)
     return Registry(given) if given else default_registry()
 
 

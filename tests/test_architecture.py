@@ -205,7 +205,7 @@ TRANSITIVE_ADAPTERS = (
     "scriptorium.llm.openai*",
     "scriptorium.llm.gemini*",
     # the machinery only adapters use
-    "scriptorium.llm._direct",
+    "scriptorium.llm.anthropic.direct",
     "scriptorium.llm._clients",
     "scriptorium.llm.router",
     "scriptorium.llm.retry",

@@ -12,6 +12,7 @@ import pytest
 
 from scriptorium import Engine, RunRequest
 from scriptorium.errors import InvalidRequestError
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec
 from scriptorium.llm.router import Router
 from scriptorium.testing import FakeClient
 
@@ -60,6 +61,7 @@ def test_the_recipe_pickles_and_rebuilds_an_engine_over_the_same_project(
         "artifact_root": None,
         "repair": True,
         "default_profile": "offline",
+        "providers": (),
     }
 
 
@@ -74,3 +76,25 @@ def test_an_engine_with_a_custom_client_or_an_env_mapping_gives_no_recipe(
         Engine(project, client=FakeClient()).row_work().recipe()
     with pytest.raises(InvalidRequestError, match="an engine given an env mapping cannot run"):
         Engine(project, env={}).row_work().recipe()
+
+
+def _echo_client(config: ProviderConfig) -> FakeClient:
+    return FakeClient(["echo"])
+
+
+ECHO = ProviderSpec(name="echo-in-code", client=_echo_client)
+
+
+def test_providers_given_in_code_travel_with_the_recipe(project: Path) -> None:
+    """A spec given to the engine in code reaches the rebuilt engine (it pickles by reference)."""
+    (project / "profiles" / "echo.yaml").write_text("provider: echo-in-code\n", encoding="utf-8")
+    recipe = Engine(project, providers=[ECHO]).row_work().recipe()
+    rebuilt = pickle.loads(pickle.dumps(recipe)).rebuild()
+    result = rebuilt.run(REQUEST.model_copy(update={"profile": "echo"}))
+    assert result.output.text == "echo"
+
+
+def test_a_provider_given_as_a_closure_cannot_travel(project: Path) -> None:
+    local = ProviderSpec(name="closure", client=lambda config: FakeClient(["x"]))
+    with pytest.raises(InvalidRequestError, match="provider 'closure' was given in code"):
+        Engine(project, providers=[local]).row_work().recipe()

@@ -62,7 +62,7 @@ def _sha(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _b64(data: bytes) -> str:
+def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
@@ -134,7 +134,7 @@ def compatible(engine: Engine, openai_server: FakeOpenAIServer) -> Engine:
     return engine
 
 
-def _content(server: FakeAnthropicServer | FakeOpenAIServer) -> list[dict[str, Any]]:
+def sent_content(server: FakeAnthropicServer | FakeOpenAIServer) -> list[dict[str, Any]]:
     (request,) = server.requests
     body = request.body
     assert isinstance(body, dict)
@@ -158,20 +158,20 @@ def test_anthropic_gets_image_and_document_blocks(
         artifacts={"scan": "scan.png", "doc": "doc.pdf"},
     )
     assert result.output.text == "ok"
-    assert _content(anthropic_server) == [
+    assert sent_content(anthropic_server) == [
         {
             "type": "document",
-            "source": {"type": "base64", "media_type": "application/pdf", "data": _b64(PDF)},
+            "source": {"type": "base64", "media_type": "application/pdf", "data": b64(PDF)},
             "title": "doc",
         },
         {"type": "text", "text": "Here is the scan:"},
         {
             "type": "image",
-            "source": {"type": "base64", "media_type": "image/png", "data": _b64(PNG)},
+            "source": {"type": "base64", "media_type": "image/png", "data": b64(PNG)},
         },
         {"type": "text", "text": "Read the total."},
     ]
-    blocks = _content(anthropic_server)
+    blocks = sent_content(anthropic_server)
     assert base64.b64decode(blocks[0]["source"]["data"]) == PDF
     assert base64.b64decode(blocks[2]["source"]["data"]) == PNG
 
@@ -181,7 +181,7 @@ def test_anthropic_async_sends_the_same_blocks(
 ) -> None:
     """arun maps media exactly as run does."""
     asyncio.run(claude.arun("look", profile="claude", artifacts={"scan": "photo.jpg"}))
-    image = _content(anthropic_server)[1]
+    image = sent_content(anthropic_server)[1]
     assert image["source"]["media_type"] == "image/jpeg"
     assert base64.b64decode(image["source"]["data"]) == JPEG
 
@@ -230,7 +230,7 @@ def test_anthropic_request_size_limit(
         big.unlink()
     assert anthropic_server.requests == []
     claude.run("many", profile="claude", artifacts={"scan": "scan.png"}, inputs={"copies": 100})
-    assert [b["type"] for b in _content(anthropic_server)] == ["image"] * 100 + ["text"]
+    assert [b["type"] for b in sent_content(anthropic_server)] == ["image"] * 100 + ["text"]
 
 
 def test_a_forged_placement_reaches_the_server_as_text(
@@ -241,7 +241,7 @@ def test_a_forged_placement_reaches_the_server_as_text(
     assert prepared.messages[0].media  # the real placement
     forged = "[[scriptorium-media 0123456789abcdef0123456789abcdef:0]]"
     claude.run("look", profile="claude", inputs={"note": forged}, artifacts={"scan": "scan.png"})
-    content = _content(anthropic_server)
+    content = sent_content(anthropic_server)
     assert [b["type"] for b in content] == ["text", "image", "text"]
     assert content[2] == {"type": "text", "text": forged}
 
@@ -254,14 +254,14 @@ def test_openai_gets_image_url_and_file_parts(
 ) -> None:
     """Images as data: URLs, PDFs as file parts with the artifact name as filename."""
     compatible.run("look", profile="compatible", artifacts={"scan": "scan.png", "doc": "doc.pdf"})
-    content = _content(openai_server)
+    content = sent_content(openai_server)
     assert content == [
         {
             "type": "file",
-            "file": {"filename": "doc", "file_data": f"data:application/pdf;base64,{_b64(PDF)}"},
+            "file": {"filename": "doc", "file_data": f"data:application/pdf;base64,{b64(PDF)}"},
         },
         {"type": "text", "text": "Here is the scan:"},
-        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{_b64(PNG)}"}},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{b64(PNG)}"}},
     ]
     url = content[2]["image_url"]["url"]
     assert base64.b64decode(url.split(",", 1)[1]) == PNG
@@ -314,7 +314,7 @@ def test_cassettes_never_store_media_bytes(engine: Engine, project: Path) -> Non
     recorded = engine.run("look", profile="record", artifacts=artifacts)
     cassette = (project / "profiles" / "media.jsonl").read_bytes()
     for data in (PNG, PDF):
-        assert _b64(data)[:64].encode() not in cassette
+        assert b64(data)[:64].encode() not in cassette
         assert data[:64] not in cassette
     entry = json.loads(cassette.splitlines()[-1])
     parts = entry["request"]["messages"][0]["content"]
@@ -340,7 +340,7 @@ def test_media_given_by_value_are_sent_like_files(
     result = claude.run("look", profile="claude", artifacts={"scan": scan})
     (record,) = result.prepared.artifacts
     assert (record.sha256, record.size, record.media_type) == (_sha(PNG), len(PNG), "image/png")
-    image = _content(anthropic_server)[1]
+    image = sent_content(anthropic_server)[1]
     assert base64.b64decode(image["source"]["data"]) == PNG
     forged = ArtifactContent(JPEG, media_type="image/png")
     with pytest.raises(ArtifactLoadError, match="bytes are image/jpeg"):
@@ -353,11 +353,11 @@ def test_media_by_value_from_json(claude: Engine, anthropic_server: FakeAnthropi
         {
             "prompt_id": "look",
             "profile": "claude",
-            "artifacts": {"doc": {"base64": _b64(PDF), "media_type": "application/pdf"}},
+            "artifacts": {"doc": {"base64": b64(PDF), "media_type": "application/pdf"}},
         }
     )
     claude.run(request)
-    document = _content(anthropic_server)[0]
+    document = sent_content(anthropic_server)[0]
     assert document["title"] == "doc"
     assert base64.b64decode(document["source"]["data"]) == PDF
 
@@ -407,7 +407,7 @@ def test_openai_async_sends_the_same_parts(openai_server: FakeOpenAIServer) -> N
             await client.aclose()
 
     asyncio.run(once())
-    file = _content(openai_server)[1]["file"]
+    file = sent_content(openai_server)[1]["file"]
     assert file["filename"] == "doc"
     assert base64.b64decode(file["file_data"].split(",", 1)[1]) == PDF
 
@@ -436,5 +436,5 @@ def test_an_sdk_client_without_the_hook_gets_base64_inline(
 
     with AnthropicClient(sdk_factory=factory) as client:
         client.generate(_media_request("anthropic", anthropic_server.url))
-    document = _content(anthropic_server)[1]
+    document = sent_content(anthropic_server)[1]
     assert base64.b64decode(document["source"]["data"]) == PDF

@@ -12,14 +12,14 @@ from scriptorium._testing.openai_server import FakeOpenAIServer
 from tests.llm.test_media_adapters import (  # the media project and servers, shared
     PDF,
     PNG,
-    _b64,
-    _content,
     anthropic_server,
+    b64,
     claude,
     compatible,
     engine,
     openai_server,
     project,
+    sent_content,
 )
 
 __all__ = ["anthropic_server", "claude", "compatible", "engine", "openai_server", "project"]
@@ -33,9 +33,9 @@ def test_anthropic_stream_sends_the_blocks_run_sends(
     """The streamed request carries the image and document blocks with their real bytes."""
     result = claude.stream("look", profile="claude", artifacts=ARTIFACTS).result()
     assert result.output.text == "ok"
-    blocks = _content(anthropic_server)
-    assert blocks[0]["source"]["data"] == _b64(PDF)
-    assert blocks[2]["source"]["data"] == _b64(PNG)
+    blocks = sent_content(anthropic_server)
+    assert blocks[0]["source"]["data"] == b64(PDF)
+    assert blocks[2]["source"]["data"] == b64(PNG)
     assert anthropic_server.requests[0].body["stream"] is True
 
 
@@ -44,6 +44,6 @@ def test_async_stream_through_openai_sends_file_and_image_parts(
 ) -> None:
     """The async OpenAI stream carries the PDF file part and the image URL with their bytes."""
     asyncio.run(compatible.astream("look", profile="compatible", artifacts=ARTIFACTS).result())
-    content = _content(openai_server)
-    assert content[0]["file"]["file_data"] == f"data:application/pdf;base64,{_b64(PDF)}"
-    assert content[2]["image_url"]["url"] == f"data:image/png;base64,{_b64(PNG)}"
+    content = sent_content(openai_server)
+    assert content[0]["file"]["file_data"] == f"data:application/pdf;base64,{b64(PDF)}"
+    assert content[2]["image_url"]["url"] == f"data:image/png;base64,{b64(PNG)}"

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from scriptorium.artifact.media import PDF_TYPE, base_type
-from scriptorium.llm._direct import encode_body
 from scriptorium.llm.anthropic.api import (
     COUNT_TOKENS_PATH,
     IGNORED_SETTINGS,
@@ -46,6 +45,7 @@ from scriptorium.llm.anthropic.schema import (
 from scriptorium.llm.media.wire import Encoder, b64_text, part_bytes
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.registry import WireView
+from scriptorium.llm.sdk_http import encode_body
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message, TextPart
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
-from scriptorium.llm._direct import encode_body
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
 from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, DEFAULT_BASE_URL, PROVIDER
 from scriptorium.llm.anthropic.body import count_tokens_body
@@ -34,6 +33,7 @@ from scriptorium.llm.client import StreamItem
 from scriptorium.llm.model import Failure, LLMRequest
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.sdk_http import encode_body
 
 __all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
 

@@ -7,7 +7,7 @@ retries off and the key and base URL passed explicitly (:func:`default_factory`)
 
 A prebuilt body is posted with the SDK's lower-level ``post`` (:func:`post_messages`): auth, base
 URL, headers, timeouts and error types stay the SDK's; its typed parameter and ``Message`` layer is
-skipped, and the SDK's own client class sends through :mod:`scriptorium.llm._direct`.
+skipped, and the SDK's own client class sends through :mod:`scriptorium.llm.anthropic.direct`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm._direct import direct_post, encode_body, http_module
 from scriptorium.llm.anthropic.api import ERROR_STATUS, MESSAGES_PATH, PROVIDER
+from scriptorium.llm.anthropic.direct import direct_post
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http, transport_failure
+from scriptorium.llm.sdk_http import encode_body, http_module
 
 __all__ = [
     "SDKFactory",
@@ -94,7 +95,7 @@ def post_messages(client: Any, body: dict[str, Any], timeout_s: float) -> tuple[
     """Send one prebuilt Messages API body as the SDK's lower-level ``post`` would: its auth, base
     URL, headers, timeout and error types, without its typed parameter and response layer. The
     body goes as bytes we encode (the SDK would walk and copy the dict, then encode it); the SDK's
-    own client sends it through :mod:`scriptorium.llm._direct` (the request's headers worked out
+    own client sends it through :mod:`scriptorium.llm.anthropic.direct` (the request's headers worked out
     once), any other client through ``post``. Returns the response body's bytes and headers; an
     error status raises the SDK's ``APIStatusError``."""
     url = _messages_url(client)

@@ -25,7 +25,6 @@ from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm._direct import encode_body
 from scriptorium.llm.adapter import broken_stream
 from scriptorium.llm.anthropic.api import MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call
@@ -33,6 +32,7 @@ from scriptorium.llm.anthropic.sdk import classify, sdk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.sdk_http import encode_body
 from scriptorium.llm.streaming import StreamItem, aread_to_first, arest, read_to_first, rest
 
 __all__ = ["Fold", "Unwrap", "astream", "stream"]

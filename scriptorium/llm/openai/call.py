@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm._direct import encode_body
 from scriptorium.llm.adapter import SDKCall, key_of
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
@@ -17,6 +16,7 @@ from scriptorium.llm.openai.api import CHAT_PATH, DEFAULT_BASE_URL, PRICES, PROV
 from scriptorium.llm.openai.body import build_params, ignored_settings
 from scriptorium.llm.openai.sdk import http_response_class
 from scriptorium.llm.pricing import cost_micro
+from scriptorium.llm.sdk_http import encode_body
 
 __all__ = ["FINISH", "Call", "Completion", "Result", "parse_completion"]
 

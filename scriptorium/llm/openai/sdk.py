@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm._direct import http_module
 from scriptorium.llm.model import Failure
 from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.retry.http import classify_http, transport_failure
+from scriptorium.llm.sdk_http import http_module
 
 __all__ = ["SDKFactory", "classify", "default_factory", "http_response_class", "sdk"]
 

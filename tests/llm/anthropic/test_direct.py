@@ -1,4 +1,4 @@
-"""The direct send (``scriptorium.llm._direct``) against the SDK's own ``post``, through the real
+"""The direct send (``scriptorium.llm.anthropic.direct``) against the SDK's own ``post``, through the real
 ``anthropic`` SDK and FakeAnthropicServer on 127.0.0.1: the same request on the wire, the same
 errors, and ``post`` wherever the direct send would not be exactly that."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium._testing.http import RecordedRequest
-from scriptorium.llm import _direct
+from scriptorium.llm.anthropic import direct as _direct
 from scriptorium.llm.anthropic.client import AnthropicClient
 from scriptorium.llm.anthropic.sdk import default_factory, http_response_class
 from scriptorium.llm.anthropic.sdk import sdk as load_sdk

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import logging
 import threading
 from typing import Any
 
-__all__ = ["DirectPost", "direct_post", "encode_body", "http_module"]
+from scriptorium.llm.sdk_http import http_module
+
+__all__ = ["DirectPost", "direct_post"]
 
 log = logging.getLogger("scriptorium.llm")
 
@@ -50,25 +51,6 @@ _TIMEOUT_HEADERS = ("x-stainless-timeout", "x-stainless-read-timeout")
 _PER_REQUEST = frozenset({*_TIMEOUT_HEADERS, "content-length"})
 # Two timeouts to build the template with, to see which headers follow the timeout.
 _ONE, _OTHER = 600.0, 7.25
-
-
-# One encoder for every body: json.dumps with options builds a new encoder per call. ASCII output:
-# a lone surrogate in an input cannot make the body unencodable.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-
-
-def encode_body(body: dict[str, Any]) -> bytes:
-    """``body`` as the JSON bytes posted (compact; ``NaN`` and infinities refused with
-    ``ValueError``, as the APIs would refuse them)."""
-    return _ENCODER.encode(body).encode("ascii")
-
-
-def http_module(sdk: Any) -> Any:
-    """The HTTP library the SDK module is built on (``httpx2`` for the 2.x/3.x SDKs, ``httpx``
-    before): its ``Response`` as ``cast_to`` makes the SDK's ``post`` hand back the HTTP response
-    itself, unparsed."""
-    base = importlib.import_module(f"{sdk.__name__}._base_client")
-    return getattr(base, "httpx2", None) or base.httpx
 
 
 class DirectPost:
