@@ -24,7 +24,8 @@ from scriptorium.errors import (
     translate,
 )
 from scriptorium.hashing import canonical_json, hash_json
-from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target, provider_needs_key
+from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target
+from scriptorium.llm.registry import provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,

@@ -12,7 +12,7 @@ from scriptorium.errors import LLMGenerateError, PromptLoadError
 from scriptorium.testing import FakeClient
 from scriptorium.usecase import DefaultOutputRepairer, RunRequest
 from tests.conftest import RunnerFactory
-from tests.unit.test_observe import BrokenObserver, HalfBrokenObserver, RecordingObserver
+from tests.observe.test_observer import BrokenObserver, HalfBrokenObserver, RecordingObserver
 
 GREET = RunRequest(prompt_id="greet", inputs={"name": "Ada"})
 

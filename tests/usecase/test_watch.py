@@ -18,7 +18,7 @@ from scriptorium.usecase.calls import Callees
 from scriptorium.usecase.flow import Generate, Outcome, RunFlow, Step
 from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.watch import NullWatch, Watch, watch_for
-from tests.unit.test_observe import BrokenObserver, HalfBrokenObserver, RecordingObserver
+from tests.observe.test_observer import BrokenObserver, HalfBrokenObserver, RecordingObserver
 from tests.usecase.plans import GREET, VALIDATOR, plan_of
 
 PLAN = plan_of(GREET)
