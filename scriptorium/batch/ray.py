@@ -28,6 +28,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scriptorium._version import install_hint
 from scriptorium.batch.local import run_row
 from scriptorium.batch.work import Deliver, Recipe, Row, RowWork, profile_limits
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError
@@ -140,7 +141,7 @@ class RayExecutor:
             import ray
         except ImportError as err:
             raise InvalidRequestError(
-                "--executor ray needs Ray: pip install 'scriptorium[ray]'", field="executor"
+                f"--executor ray needs Ray: {install_hint('ray')}", field="executor"
             ) from err
         if not ray.is_initialized():
             ray.init(

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from scriptorium._version import __version__
+from scriptorium._version import DISTRIBUTION, installed_version
 from scriptorium.cli.inputs import guess_value, split_input
 
 __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
@@ -57,7 +57,27 @@ def parse_artifact(text: str) -> tuple[str, str]:
     return name, path
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+        sys.stdout.write(f"scriptorium {installed_version()} ({DISTRIBUTION})\n")
+        parser.exit()
+
+
+def _verbosity(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        dest=dest,
+        action="count",
+        default=0,
+        help="log to stderr: -v each retry, repair and fallback (INFO), -vv everything (DEBUG)",
+    )
+
+
 def _common(parser: argparse.ArgumentParser, *, json_help: str) -> None:
+    _verbosity(parser, "verbose")
     parser.add_argument(
         "--root",
         default=".",
@@ -125,9 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"scriptorium {__version__}")
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and exit"
+    )
+    # Before the command too (`scriptorium -v run ...`); added to the command's own count.
+    _verbosity(parser, "verbose_before")
+    # Not required: `scriptorium` alone prints this help (main does it).
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
 
     run = commands.add_parser(
         "run",

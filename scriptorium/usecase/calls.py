@@ -15,6 +15,7 @@ attributes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Protocol, cast, runtime_checkable
 
@@ -35,6 +36,8 @@ from scriptorium.usecase.repair import (
 )
 
 __all__ = ["Callees", "acall", "astream", "boundary", "call", "count_tokens", "stream"]
+
+_log = logging.getLogger("scriptorium.runner")
 
 
 class Callees:
@@ -69,7 +72,20 @@ class Callees:
 
 
 def boundary(step: Step) -> LLMBoundary:
-    """The LLM boundary of ``step``: the run's context for errors, the key to scrub."""
+    """The LLM boundary of ``step``: the run's context for errors, the key to scrub. Every step
+    of every driver passes here once, so a repair is announced here (INFO, ``-v``)."""
+    if isinstance(step, Repair):
+        issues = step.context.issues
+        # Where and which rule, not the message: it may quote the output, which may quote inputs.
+        first = f": {issues[0].path or '/'} fails {issues[0].keyword or 'parse'}" if issues else ""
+        _log.info(
+            "repairing the output of %s (repair %d, %d issue%s%s)",
+            step.plan.prepared.prompt_id,
+            step.attempt,
+            len(issues),
+            "" if len(issues) == 1 else "s",
+            first[:200],
+        )
     return LLMBoundary(step.plan.prepared, step.plan.request, step.what)
 
 
