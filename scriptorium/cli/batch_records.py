@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scriptorium._files import FileProblem, open_named_file, read_named_file
 from scriptorium.artifact.model import ArtifactContent
-from scriptorium.cli.commands import artifact_ref, build_request, read_inputs
+from scriptorium.cli.commands import artifact_base, artifact_ref, build_request, read_inputs
 from scriptorium.cli.inputs import typed_inputs
 from scriptorium.cli.output import Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
@@ -133,7 +132,7 @@ def _parse_line(
 def read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[Item]:
     """Every non-blank line of ``--in`` as an item, the command line's inputs and artifacts
     giving each line its defaults (``InvalidRequestError`` when the file cannot be read)."""
-    base = Path(args.artifact_root or os.getcwd())
+    base = artifact_base(args)
     # Options give every line its defaults; a line's own inputs and artifacts win over them.
     shared = _Shared(
         inputs={

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from scriptorium.usecase.model import RunRequest, RunResult
 
 __all__ = [
+    "artifact_base",
     "artifact_ref",
     "build_request",
     "cmd_check",
@@ -49,12 +49,18 @@ __all__ = [
 ]
 
 
+def artifact_base(args: argparse.Namespace) -> Path:
+    """Where artifact paths resolve: ``--artifact-root``, else the project root (``--root``), the
+    same rule as ``Engine(root, artifact_root=...)``."""
+    return Path(getattr(args, "artifact_root", None) or args.root)
+
+
 def make_engine(args: argparse.Namespace) -> Engine:
-    """The Engine over ``--root``; artifacts resolve under ``--artifact-root`` (default: cwd)."""
+    """The Engine over ``--root``; artifacts resolve under :func:`artifact_base`."""
     from scriptorium.engine import Engine
     from scriptorium.observe import observer_from_env
 
-    artifact_root = getattr(args, "artifact_root", None) or os.getcwd()
+    artifact_root = getattr(args, "artifact_root", None) or None
     return Engine(
         args.root,
         repair=getattr(args, "repair", False),
@@ -99,8 +105,9 @@ def read_inputs(source: str | None) -> dict[str, Any]:
 
 
 def artifact_ref(path: str, base: Path) -> str:
-    """An artifact path as typed on the command line, as a reference under ``base``: absolute paths
-    inside it become relative; anything else is left for the reader to accept or refuse."""
+    """An artifact path as typed on the command line, as a reference under ``base`` (the artifact
+    root): an absolute path inside it becomes relative (shells complete absolute paths); anything
+    else is left for the reader to accept or refuse, with a hint."""
     candidate = Path(path)
     if candidate.is_absolute():
         try:
@@ -124,7 +131,7 @@ def build_request(
     """
     from scriptorium.usecase.model import Overrides, RunRequest
 
-    base = Path(getattr(args, "artifact_root", None) or os.getcwd())
+    base = artifact_base(args)
     schema = None if definition is None else definition.inputs
     merged_inputs = {
         **(inputs or {}),

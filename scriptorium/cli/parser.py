@@ -116,12 +116,13 @@ def _request_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         type=parse_artifact,
         metavar="NAME=PATH",
-        help="an input artifact; PATH is relative to --artifact-root (repeatable)",
+        help="an input artifact; PATH is relative to the artifact root (repeatable)",
     )
     parser.add_argument(
         "--artifact-root",
         metavar="DIR",
-        help="where artifact paths resolve; nothing outside it is read (default: the current directory)",
+        help="the artifact root: where artifact paths resolve, nothing outside it is read "
+        "(default: the project root, --root)",
     )
     parser.add_argument("--model", help="override the profile's model")
     parser.add_argument("--max-tokens", type=int, metavar="N", help="override max_tokens")

@@ -14,7 +14,6 @@ zero-argument callable returning one) or ``Engine(providers=[...])``.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import logging
 import threading
@@ -22,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scriptorium._suggest import did_you_mean
 from scriptorium.errors import LLMGenerateError
 
 if TYPE_CHECKING:
@@ -235,8 +235,7 @@ class Registry:
     def unknown_message(self, name: str) -> str:
         """What to tell someone who named a provider that does not exist."""
         known = self.names()
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, known)
         return f"unknown provider {name[:64]!r} (known: {', '.join(known)}){hint}"
 
     def names(self) -> tuple[str, ...]:

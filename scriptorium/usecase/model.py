@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import PurePath
 from typing import Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
@@ -26,6 +27,8 @@ __all__ = [
 ]
 
 SettingSource = Literal["default", "profile", "override"]
+#: Request fields for which JSON null means the field was not given.
+_ABSENT_WHEN_NULL = ("inputs", "artifacts", "overrides", "metadata")
 T = TypeVar("T")
 
 
@@ -55,6 +58,23 @@ class RunRequest(BaseModel):
     overrides: Overrides = Overrides()
     api_key: APIKey | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        # Generated OpenAPI clients send every optional field, as null when unset: null here
+        # means "not given", for the library, the HTTP API and the kernel alike.
+        if isinstance(data, dict) and any(data.get(k, ...) is None for k in _ABSENT_WHEN_NULL):
+            return {k: v for k, v in data.items() if not (k in _ABSENT_WHEN_NULL and v is None)}
+        return data
+
+    @field_validator("artifacts", mode="before")
+    @classmethod
+    def _paths_as_references(cls, value: Any) -> Any:
+        # A pathlib path is a reference like its text (the reader still confines it to the root).
+        if isinstance(value, dict) and any(isinstance(v, PurePath) for v in value.values()):
+            return {k: v.as_posix() if isinstance(v, PurePath) else v for k, v in value.items()}
+        return value
 
 
 class ArtifactRecord(BaseModel):
@@ -156,9 +176,12 @@ class RunResult(BaseModel):
     def raise_for_validation(self) -> RunResult:
         """Raise ``OutputInvalidError`` when the output failed its contract; else return self."""
         if not self.validation.valid:
-            first = self.validation.issues[0].message if self.validation.issues else "invalid"
+            issues = self.validation.issues
+            # Every issue, each where it is (a JSON Pointer): the first alone hides the rest.
+            listed = "; ".join(f"{i.path or '/'}: {i.message}" for i in issues[:20])
+            more = f"; and {len(issues) - 20} more" if len(issues) > 20 else ""
             raise OutputInvalidError(
-                f"output of {self.prepared.prompt_id!r} is invalid: {first}",
+                f"output of {self.prepared.prompt_id!r} is invalid: {listed or 'invalid'}{more}",
                 prompt_id=self.prepared.prompt_id,
                 profile=self.prepared.profile,
                 issues=[i.model_dump() for i in self.validation.issues],
