@@ -235,7 +235,7 @@ def _prompt_entry(engine: Engine, prompt_id: str) -> dict[str, Any]:
 
 def _profile_entry(engine: Engine, name: str) -> dict[str, Any]:
     try:
-        profile = engine.profiles.get(name)
+        profile = engine.load_profile(name)
     except ScriptoriumError as err:
         return {"name": name, "error": {"code": err.code, "message": err.message}}
     return {
@@ -324,7 +324,7 @@ def cmd_verify(args: argparse.Namespace, reporter: Reporter) -> int:
         raise ProfileRequiredError("verify needs --profile NAME")
     engine = make_engine(args)
     response = engine.verify(args.profile, model=args.model)
-    profile = engine.profiles.get(args.profile)
+    profile = engine.load_profile(args.profile)
     model = response.model or args.model or profile.model
     if reporter.json_mode:
         reporter.json(

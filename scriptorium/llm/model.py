@@ -95,6 +95,9 @@ class Target(BaseModel):
     endpoint: str | None = None
     api_key_env: str | None = None
     explicit: tuple[str, ...] = ()
+    #: Where ``endpoint`` came from: the profile, an override, or (``env``) the provider SDK's
+    #: base-URL variable (``ANTHROPIC_BASE_URL``, ...) for a profile that names none.
+    endpoint_source: Literal["profile", "override", "env"] | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """The target as it counts for ``request_hash``: which provider and model answer. Neither

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 from pathlib import Path
 
@@ -80,7 +81,7 @@ class FileRepository:
             )
         return present[0] if present else name + SUFFIXES[0]
 
-    def _listed(self) -> list[str]:
+    def _listed(self) -> builtins.list[str]:
         """What :meth:`list` finds, or nothing when the directory cannot be read (for a
         suggestion in a not-found message, which must not fail on its own)."""
         try:

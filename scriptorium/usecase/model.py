@@ -100,7 +100,8 @@ class PreparedRun(BaseModel):
     ``system`` and ``messages`` are what the provider's adapter sends: for a structured output
     whose strategy puts the schema in the prompt, ``system`` includes those instructions.
     ``ignored_settings`` names the settings that have a value (shown in ``settings`` with their
-    source) but that the provider does not take, so they are not sent.
+    source) but that the provider does not take, so they are not sent. ``output.strategy`` is
+    the structured-output strategy the provider's adapter will use (``auto`` resolved).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -124,6 +125,10 @@ class PreparedRun(BaseModel):
     request_hash: str
     #: Prompt caching asked of the provider (None: off); not part of any hash.
     cache: CacheDirectives | None = None
+    #: Schema keywords the provider's schema reduction leaves out of what it sends (the full
+    #: schema is still validated locally), as the adapter will report them in
+    #: ``RunResult.metadata["schema_dropped"]``.
+    schema_dropped: tuple[str, ...] = ()
 
 
 class OutputRecord(BaseModel):

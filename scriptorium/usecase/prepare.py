@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from scriptorium._suggest import did_you_mean
 from scriptorium.artifact.build import DEFAULT_MAX_BYTES, artifact_from_content
@@ -21,13 +21,14 @@ from scriptorium.errors import (
     APIKeyRequiredError,
     ArtifactLoadError,
     InvalidRequestError,
+    ProfileLoadError,
     ProfileRequiredError,
     ValidationError,
     translate,
 )
 from scriptorium.hashing import canonical_json, hash_json
 from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target
-from scriptorium.llm.registry import provider_needs_key
+from scriptorium.llm.registry import ProviderSpec, Registry, provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
@@ -47,10 +48,12 @@ __all__ = [
     "credential",
     "definition_hash",
     "inputs_contract",
+    "known_provider",
     "load_output_schema",
     "merge_settings",
     "output_contract",
     "read_artifacts",
+    "resolve_endpoint",
     "select_profile",
     "structured_output",
     "target_for",
@@ -117,12 +120,17 @@ def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None 
         model = overrides.model
         explicit.append("model")
     endpoint = profile.endpoint
+    source: Literal["profile", "override"] | None = None
     if endpoint is not None:
         explicit.append("endpoint")
+        source = "profile"
     if overrides.endpoint is not None:
         with translate(InvalidRequestError, "invalid endpoint override", field="endpoint"):
-            endpoint = validate_endpoint(overrides.endpoint)
+            endpoint = validate_endpoint(
+                overrides.endpoint, allow_insecure_http=profile.allow_insecure_http
+            )
         explicit.append("endpoint")
+        source = "override"
     if profile.api_key_env:
         explicit.append("api_key_env")
     if needs_key is None:
@@ -139,7 +147,55 @@ def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None 
         endpoint=endpoint,
         api_key_env=profile.api_key_env,
         explicit=tuple(dict.fromkeys(explicit)),
+        endpoint_source=source,
     )
+
+
+def known_provider(profile: Profile, providers: Registry) -> ProviderSpec:
+    """Step 3a, for a run whose client routes by provider: the profile's provider must be one the
+    registry knows. ``ProfileLoadError`` (before any key is looked up, so a typo is never
+    reported as a missing key) naming the known providers and the closest one."""
+    spec = providers.find(profile.provider)
+    if spec is None:
+        raise ProfileLoadError(
+            f"profile {profile.name!r}: {providers.unknown_message(profile.provider)}",
+            profile=profile.name,
+            reason="invalid",
+        )
+    return spec
+
+
+def resolve_endpoint(
+    target: Target,
+    profile: Profile,
+    spec: ProviderSpec | None,
+    env: Mapping[str, str],
+    *,
+    prompt_id: str | None = None,
+) -> Target:
+    """Step 4c: a target with no endpoint takes the provider SDK's own base-URL variable from
+    ``env`` (source ``env``); then the endpoint, wherever it came from, must be one the provider
+    can use (its spec's rule, such as no ``/v1`` on an Anthropic base URL)."""
+    variable = None if spec is None else spec.base_url_env
+    if target.endpoint is None and variable:
+        value = env.get(variable)
+        if value:
+            with translate(
+                InvalidRequestError, f"invalid {variable}", field="endpoint", prompt_id=prompt_id
+            ):
+                validate_endpoint(value, allow_insecure_http=profile.allow_insecure_http)
+            target = target.model_copy(update={"endpoint": value, "endpoint_source": "env"})
+    problem = (
+        None if spec is None or target.endpoint is None else spec.check_endpoint(target.endpoint)
+    )
+    if problem is not None:
+        if target.endpoint_source == "profile":
+            raise ProfileLoadError(
+                f"profile {profile.name!r}: {problem}", profile=profile.name, reason="invalid"
+            )
+        where = variable if target.endpoint_source == "env" else "the endpoint override"
+        raise InvalidRequestError(f"{where}: {problem}", field="endpoint", prompt_id=prompt_id)
+    return target
 
 
 def credential(

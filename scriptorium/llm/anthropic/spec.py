@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scriptorium.llm.adapter import key_of
 from scriptorium.llm.anthropic.api import (
@@ -65,6 +66,18 @@ def _classify(err: BaseException) -> Failure:
     return classify(err)
 
 
+def _endpoint_problem(endpoint: str) -> str | None:
+    # The SDK appends /v1/messages to the base URL: one ending in /v1 would post to
+    # /v1/v1/messages and come back as a bare not_found.
+    path = urlsplit(endpoint).path.rstrip("/")
+    if path.endswith("/v1"):
+        return (
+            f"an Anthropic endpoint is the base URL without /v1 (the SDK adds /v1/messages): "
+            f"drop the trailing /v1 from {endpoint}"
+        )
+    return None
+
+
 SPEC = ProviderSpec(
     name=PROVIDER,
     client=_client,
@@ -82,4 +95,5 @@ SPEC = ProviderSpec(
     prices=PRICES,
     cache_minimum=_cache_minimum,
     classify=_classify,
+    endpoint_problem=_endpoint_problem,
 )
