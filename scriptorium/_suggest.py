@@ -1,5 +1,5 @@
-""""Did you mean ...": the one way a mistyped name (a prompt, profile, artifact, input or provider)
-gets a suggestion, so every message offers it alike."""
+"""Suggestions for mistyped names ("did you mean ..."): the one way a prompt, profile, artifact,
+input or provider name that was not found gets one, so every message offers it alike."""
 
 from __future__ import annotations
 

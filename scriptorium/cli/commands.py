@@ -208,7 +208,8 @@ def cmd_prepare(args: argparse.Namespace, reporter: Reporter) -> int:
             reporter.raw_json(prepared.model_dump_json(by_alias=True))
         else:
             data = prepared.model_dump(mode="json", by_alias=True)
-            data["token_count"] = count.model_dump(mode="json")
+            # `reason` only when there is one (an estimate standing in for a failed count).
+            data["token_count"] = count.model_dump(mode="json", exclude_none=True)
             reporter.json(data)
     else:
         text = format_prepared(prepared)

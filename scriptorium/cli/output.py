@@ -203,4 +203,6 @@ def format_summary(result: RunResult) -> str:
 def format_token_count(count: TokenCount) -> str:
     """The line ``prepare --count-tokens`` adds."""
     how = "estimated locally" if count.estimated else f"counted by {count.provider}"
+    if count.reason:
+        how += f": {count.reason}"
     return f"tokens     {count.input_tokens} input ({how})"

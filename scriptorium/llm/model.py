@@ -22,6 +22,8 @@ __all__ = [
     "RetryInfo",
     "StructuredOutput",
     "Target",
+    "TokenCount",
+    "Uncounted",
     "Usage",
 ]
 
@@ -225,7 +227,8 @@ class LLMResponse(BaseModel):
 
 class TokenCount(BaseModel):
     """The input tokens of a prepared request: counted by the provider, or ``estimated`` locally
-    (about four characters a token) where it has no counting endpoint."""
+    (about four characters a token) where it has no counting endpoint, or where its endpoint
+    could not count this time (``reason`` says why: a gateway without the counting route)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -233,3 +236,12 @@ class TokenCount(BaseModel):
     estimated: bool
     provider: str
     model: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Uncounted:
+    """What a token counter answers when its endpoint cannot count a request (a gateway without
+    the counting route answers 404, or 500): why, for the estimate that stands in."""
+
+    reason: str

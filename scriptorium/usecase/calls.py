@@ -21,7 +21,7 @@ from typing import Protocol, cast, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
-from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
 from scriptorium.llm.streaming import astream_of, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
 from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
@@ -118,14 +118,17 @@ async def acall(step: Step, callees: Callees) -> Outcome:
         return err
 
 
-def count_tokens(plan: Plan, client: object) -> int | None:
+def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:
     """The input tokens of ``plan``'s request as the client counts them (its ``count_tokens``,
     e.g. Anthropic's counting endpoint), inside the LLM boundary; None when it has no count (no
-    such method, or an answer that is not a count)."""
+    such method, or an answer that is not a count); :class:`Uncounted` when its endpoint said
+    it could not count."""
     if not supports(client, TokenCounter):
         return None
     with LLMBoundary(plan.prepared, plan.request, "counting tokens"):
         counted = cast(TokenCounter, client).count_tokens(plan.request)
+    if isinstance(counted, Uncounted):
+        return counted
     if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
         return counted
     return None

@@ -141,11 +141,19 @@ class Runner:
         plan = self._planner.plan(request)
         target = plan.prepared.target
         counted = calls.count_tokens(plan, self._callees.client)
+        if isinstance(counted, int):
+            return TokenCount(
+                input_tokens=counted,
+                estimated=False,
+                provider=target.provider,
+                model=target.model,
+            )
         return TokenCount(
-            input_tokens=estimate_input_tokens(plan.request) if counted is None else counted,
-            estimated=counted is None,
+            input_tokens=estimate_input_tokens(plan.request),
+            estimated=True,
             provider=target.provider,
             model=target.model,
+            reason=None if counted is None else counted.reason,
         )
 
     def _run(self, request: RunRequest, answer: Answer | None) -> RunResult:

@@ -149,7 +149,7 @@ class AnthropicBatches(SDKBatches):
             raise _row_error(row, model)
         call = Call(request)
         body = call.read(json.dumps(row.body).encode("utf-8"))
-        return batch_priced(call.response((body, None), 1, 0.0), request, {}, PRICES)
+        return batch_priced(call.response((body, {}), 1, 0.0), request, {}, PRICES)
 
 
 def _row(line: Any) -> RowResult:
