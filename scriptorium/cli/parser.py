@@ -209,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="JSONL results in input order; lines already answered there are not run again",
     )
     batch.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that is not a batch output of this prompt (without it "
+        "such a file is refused)",
+    )
+    batch.add_argument(
         "--concurrency", type=int, default=4, metavar="N", help="runs in flight (default: 4)"
     )
     batch.add_argument(

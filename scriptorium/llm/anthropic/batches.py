@@ -81,6 +81,7 @@ class AnthropicBatches(SDKBatches):
         limits: BatchLimits | None = None,
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
+        model: str = "",
     ) -> None:
         super().__init__(
             provider=PROVIDER,
@@ -90,6 +91,8 @@ class AnthropicBatches(SDKBatches):
             hooks=hooks,
             classify=classify,
             make_client=sdk_factory or default_factory,
+            model=model,
+            default_base_url=DEFAULT_BASE_URL,
         )
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:

@@ -50,7 +50,11 @@ def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks)
     from scriptorium.llm.anthropic.batches import AnthropicBatches
 
     return AnthropicBatches(
-        key=key_of(request), base_url=request.target.endpoint, limits=limits, hooks=hooks
+        key=key_of(request),
+        base_url=request.target.endpoint,
+        limits=limits,
+        hooks=hooks,
+        model=request.target.model,
     )
 
 
