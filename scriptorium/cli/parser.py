@@ -281,6 +281,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="runs in flight at once (default: 64)",
     )
+    serve.add_argument(
+        "--repair",
+        action="store_true",
+        help="give the server a repairer: requests may ask for repairs "
+        "(overrides.repair_attempts); without it such requests are refused with 400",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        dest="cors_origins",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin (https://app.example) allowed to call the API (repeatable; "
+        "none by default)",
+    )
     _common(serve, json_help="report a failure to start as JSON")
     return parser
 

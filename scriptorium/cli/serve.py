@@ -73,8 +73,15 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
     from scriptorium.observe import observer_from_env
 
     # Without --artifact-root no file is read for a request: artifacts come by value.
-    engine = Engine(args.root, artifact_root=args.artifact_root, observer=observer_from_env())
-    app = create_app(engine, token=token, concurrency=args.concurrency)
+    engine = Engine(
+        args.root,
+        artifact_root=args.artifact_root,
+        observer=observer_from_env(),
+        repair=args.repair,
+    )
+    app = create_app(
+        engine, token=token, concurrency=args.concurrency, cors_origins=args.cors_origins
+    )
     server = uvicorn.Server(
         uvicorn.Config(
             app,
