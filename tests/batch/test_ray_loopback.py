@@ -114,11 +114,13 @@ def test_the_local_cluster_listens_on_loopback_only_and_has_no_dashboard(tmp_pat
         processes = _descendants(driver.pid)
         sockets = _listening(_socket_inodes(processes))
         # The GCS, the raylet and a worker at least: the cluster really is up.
-        assert len(processes) >= 3 and len(sockets) >= 3, (processes, sockets)
+        assert len(processes) >= 3, processes
+        assert len(sockets) >= 3, sockets
         assert [s for s in sockets if not _loopback(s[0])] == []
         assert 8265 not in {port for _, port in sockets}  # no dashboard
     finally:
-        assert driver.stdin is not None and driver.stdout is not None
+        assert driver.stdin is not None
+        assert driver.stdout is not None
         driver.stdin.close()
         driver.wait(timeout=60)
         driver.stdout.close()
