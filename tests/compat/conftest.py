@@ -68,7 +68,9 @@ MODELS = [
     _model("claude-text", "anthropic/claude-sonnet-4-5", mock_response=TEXT),
     _model("claude-json", "anthropic/claude-sonnet-4-5", mock_response=LABEL),
     _model("claude-429", "anthropic/claude-sonnet-4-5", mock_response="litellm.RateLimitError"),
-    _model("claude-500", "anthropic/claude-sonnet-4-5", mock_response="litellm.InternalServerError"),
+    _model(
+        "claude-500", "anthropic/claude-sonnet-4-5", mock_response="litellm.InternalServerError"
+    ),
 ]
 
 

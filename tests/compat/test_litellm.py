@@ -6,7 +6,6 @@ counting, verify, the gateway's request id and cost, and a provider batch it can
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -25,10 +24,10 @@ async def _no_wait(seconds: float) -> None:
 
 
 @pytest.fixture
-def engine(gateway: Gateway) -> Iterator[Engine]:
+def engine(gateway: Gateway) -> Engine:
     """An engine over the gateway's project; retries do not sleep (the budget still counts)."""
     hooks = RetryHooks(sleep=lambda s: None, asleep=_no_wait)
-    yield Engine(gateway.root, env={KEY_ENV: MASTER_KEY}, retry_hooks=hooks)
+    return Engine(gateway.root, env={KEY_ENV: MASTER_KEY}, retry_hooks=hooks)
 
 
 def _request(prompt: str, profile: str, model: str, **fields: object) -> RunRequest:
@@ -180,4 +179,3 @@ def test_a_provider_batch_through_a_gateway_without_batch_routes_fails_once_and_
     assert "has no batch API" in message
     assert "claude-text" in message
     assert info.value.reason == "config"
-
