@@ -30,12 +30,11 @@ def engine(gateway: Gateway) -> Engine:
     return Engine(gateway.root, env={KEY_ENV: MASTER_KEY}, retry_hooks=hooks)
 
 
-def _request(prompt: str, profile: str, model: str, **fields: object) -> RunRequest:
+def _request(
+    prompt: str, profile: str, model: str, inputs: dict[str, object] | None = None
+) -> RunRequest:
     return RunRequest(
-        prompt_id=prompt,
-        profile=profile,
-        overrides=Overrides(model=model),
-        **fields,  # type: ignore[arg-type]  # inputs only, in these tests
+        prompt_id=prompt, profile=profile, overrides=Overrides(model=model), inputs=inputs or {}
     )
 
 
@@ -66,7 +65,7 @@ def test_the_gateway_cost_is_kept_next_to_scriptoriums_own(engine: Engine) -> No
 @pytest.mark.parametrize("strategy", ["native", "tool", "prompt"])
 def test_each_strategy_gives_the_parsed_value(engine: Engine, profile: str, strategy: str) -> None:
     model = "gpt-tool" if (profile, strategy) == ("gpt", "tool") else f"{profile}-json"
-    result = engine.run(_request(f"label/{strategy}", profile, model, inputs={"text": "Love it"}))
+    result = engine.run(_request(f"label/{strategy}", profile, model, {"text": "Love it"}))
     assert result.validation.valid, result.validation.issues
     assert result.validation.value == {"label": "positive", "confidence": 0.9}
     assert result.metadata["strategy"] == strategy
