@@ -13,7 +13,8 @@ from scriptorium import Engine, Overrides, RunRequest, TextDelta, errors
 from scriptorium.llm.retry import RetryHooks
 from tests.compat.conftest import KEY_ENV, MASTER_KEY, TEXT, Gateway
 
-pytestmark = pytest.mark.compat
+# A proxy process per session (about 15 s to start): with the slow tests, in `make ci`.
+pytestmark = [pytest.mark.compat, pytest.mark.slow]
 
 #: (profile, model prefix): the OpenAI route and the Anthropic route.
 ROUTES = [pytest.param("gpt", id="openai-route"), pytest.param("claude", id="anthropic-route")]
