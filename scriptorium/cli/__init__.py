@@ -5,7 +5,7 @@ Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <m
 ``--json``, ``{"error": {"code": ..., "message": ...}}``), and the exit status says which kind:
 0 success; 1 invalid output, check problems or failed batch lines; 2 invalid request or usage;
 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failure; 6 LLM
-failure; 7 schema or validator failure.
+failure; 7 schema or validator failure; 130 stopped by Ctrl-C.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
 _EPILOG = """\
 exit codes: 0 success; 1 output invalid, check problems, batch lines failed; 2 invalid request or
 usage; 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failed;
-6 LLM call failed; 7 schema or validator failed.
+6 LLM call failed; 7 schema or validator failed; 130 stopped by Ctrl-C (a batch keeps its
+finished rows: the same command resumes).
 """
 
 
