@@ -138,7 +138,8 @@ def test_no_command_prints_the_help_and_succeeds(capsys: pytest.CaptureFixture[s
     assert main([]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("usage: scriptorium")
-    assert "run" in captured.out and captured.err == ""
+    assert "run" in captured.out
+    assert captured.err == ""
 
 
 def test_an_unknown_command_is_still_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
