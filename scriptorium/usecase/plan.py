@@ -84,6 +84,7 @@ class Planner:
             IdentityMemo()
         )
         self._inputs_contracts: IdentityMemo[OutputContract] = IdentityMemo()
+        self._shown: IdentityMemo[OutputContract] = IdentityMemo()
 
     def plan(self, request: RunRequest) -> Plan:
         """The plan of ``request``; raises the step's sentinel when a step fails."""
@@ -158,7 +159,9 @@ class Planner:
             view = spec.wire_view(llm_request)
         if view.strategy is not None and view.strategy != contract.strategy:
             # Shown as the adapter will send it: `auto` resolved to what the model supports.
-            contract = contract.model_copy(update={"strategy": view.strategy})
+            contract = self._shown.get(
+                (contract,), view.strategy, _resolved, contract, view.strategy
+            )
         prompt_hash, request_hash = prompt_and_request_hashes(
             rendered, llm_request, contract.schema_hash, shown_system=view.system
         )
@@ -231,6 +234,10 @@ def _contract(
 ) -> tuple[OutputContract, StructuredOutput | None]:
     contract = steps.output_contract(definition, loaded, repair_attempts)
     return contract, steps.structured_output(definition, contract)
+
+
+def _resolved(contract: OutputContract, strategy: str) -> OutputContract:
+    return contract.model_copy(update={"strategy": strategy})
 
 
 def _pricing(profile: Profile) -> dict[str, float] | None:
