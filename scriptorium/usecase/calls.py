@@ -81,7 +81,7 @@ def boundary(step: Step) -> LLMBoundary:
         _log.info(
             "repairing the output of %s (repair %d, %d issue%s%s)",
             step.plan.prepared.prompt_id,
-            step.attempt,
+            step.context.attempt,
             len(issues),
             "" if len(issues) == 1 else "s",
             first[:200],

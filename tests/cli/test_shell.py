@@ -273,3 +273,23 @@ def test_ctrl_c_keeps_the_finished_rows_and_a_rerun_resumes(
     assert records[0]["result"]["validation"]["value"] == {"label": "first"}
     labels = [r["result"]["validation"]["value"]["label"] for r in records[kept:]]
     assert labels == ["rerun"] * (4 - kept)
+
+
+def test_v_logs_each_repair(tmp_path: Path) -> None:
+    from scriptorium import Engine
+    from scriptorium.testing import FakeClient
+
+    root = make_project(tmp_path / "p", "anthropic", "http://127.0.0.1:9")
+    engine = Engine(
+        root,
+        client=FakeClient(['{"label": 3}', '{"label": "fixed"}']),
+        repair=True,
+        env={KEY_ENV: KEY},
+    )
+    stream = io.StringIO()
+    with logging_for(1, stream):
+        result = engine.run("label", inputs={"text": "hi"})
+    assert result.validation.repaired
+    assert "INFO scriptorium.runner: repairing the output of label (repair 1, 1 issue: /label" in (
+        stream.getvalue()
+    )
