@@ -247,11 +247,22 @@ def test_ctrl_c_keeps_the_finished_rows_and_a_rerun_resumes(
     out = tmp_path / "out.jsonl"
     journal = tmp_path / "out.jsonl.partial"
     command = [
-        sys.executable, "-m", "scriptorium", "batch", "label", "--root", str(project),
-        "--in", str(rows), "--out", str(out), "--concurrency", "1",
+        "batch", "label", "--root", str(project), "--in", str(rows), "--out", str(out),
+        "--concurrency", "1",
     ]  # fmt: skip
+    # Ctrl-C as a terminal sends it. A process started in the background of a non-interactive
+    # shell (as CI may start the suite) inherits SIGINT ignored: give the child Python's handler.
+    start = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv = ['scriptorium', *sys.argv[1:]]; runpy.run_module('scriptorium', "
+        "run_name='__main__')"
+    )
     batch = subprocess.Popen(
-        command, stderr=subprocess.PIPE, text=True, env={**os.environ, KEY_ENV: KEY}
+        [sys.executable, "-c", start, *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, KEY_ENV: KEY},
     )
     deadline = time.monotonic() + 60
     while not (journal.exists() and journal.read_text().count("\n") >= 1):
@@ -268,7 +279,7 @@ def test_ctrl_c_keeps_the_finished_rows_and_a_rerun_resumes(
     assert not out.exists()
     server.clear()
     server.default_text = '{"label": "rerun"}'
-    assert main([*command[3:], "--json"]) == 0
+    assert main([*command, "--json"]) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert records[0]["result"]["validation"]["value"] == {"label": "first"}
     labels = [r["result"]["validation"]["value"]["label"] for r in records[kept:]]
