@@ -314,9 +314,16 @@ def usd(cost_micro: int) -> str:
     return f"${cost_micro / 1_000_000:.6f}"
 
 
-def report(reporter: Reporter, lines: int, totals: Totals, resumed: int, out: Path) -> int:
+def report(
+    reporter: Reporter, lines: int, totals: Totals | dict[str, int], resumed: int, out: Path
+) -> int:
     """Print the summary of a finished batch (rows, valid, invalid, failed, tokens, cost); the
-    exit status (1 when a line failed or gave invalid output)."""
+    exit status (1 when a line failed or gave invalid output). ``totals`` may still be the
+    counts by kind alone (``{"ok", "invalid", "failed"}``), as callers gave them before."""
+    if isinstance(totals, dict):
+        counted = Totals()
+        counted.counts.update(totals)
+        totals = counted
     counts = totals.counts
     tokens = totals.input_tokens + totals.output_tokens
     summary = {
