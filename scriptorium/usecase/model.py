@@ -9,6 +9,7 @@ from typing import Any, Literal, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from scriptorium._nulls import absent_when_null
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
 from scriptorium.errors import OutputInvalidError, describe
 from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage
@@ -64,9 +65,7 @@ class RunRequest(BaseModel):
     def _nulls_are_absent(cls, data: Any) -> Any:
         # Generated OpenAPI clients send every optional field, as null when unset: null here
         # means "not given", for the library, the HTTP API and the kernel alike.
-        if isinstance(data, dict) and any(data.get(k, ...) is None for k in _ABSENT_WHEN_NULL):
-            return {k: v for k, v in data.items() if not (k in _ABSENT_WHEN_NULL and v is None)}
-        return data
+        return absent_when_null(data, _ABSENT_WHEN_NULL)
 
     @field_validator("artifacts", mode="before")
     @classmethod

@@ -137,6 +137,21 @@ def test_nulls_from_a_generated_client_mean_absent() -> None:
     assert RunRequest(prompt_id="poem", inputs=None) == request  # a null from a caller
 
 
+def test_the_kernel_reads_nulls_the_same_way() -> None:
+    from scriptorium.kernel.payload import PromptPayload, parse_payload
+
+    payload = parse_payload(
+        {
+            "prompt_id": "poem",
+            "inputs": None,
+            "artifacts": None,
+            "overrides": None,
+            "metadata": None,
+        }
+    )
+    assert payload == PromptPayload(prompt_id="poem")
+
+
 def test_a_pathlib_path_is_an_artifact_reference(engine: Engine) -> None:
     prepared = engine.prepare("poem", artifacts={"document": Path("doc.txt")})
     assert prepared.artifacts[0].ref == "doc.txt"
