@@ -238,3 +238,22 @@ def test_the_providers_own_api_still_retries_a_500_on_its_batch_routes() -> None
         calls.read(attempt)
     assert info.value.reason == "server_error"
     assert len(seen) == 3
+
+
+def test_a_streamed_answer_keeps_the_gateway_headers_too(engine: Engine, servers: Servers) -> None:
+    cost = {"x-litellm-response-cost": "0.5"}
+    servers.anthropic.reply("streamed", chunks=3, headers=cost)
+    with engine.stream("greet") as stream:
+        list(stream)
+        anthropic = stream.result()
+    assert anthropic.metadata["gateway_cost"] == {"header": "x-litellm-response-cost", "usd": 0.5}
+    servers.openai.reply(
+        '{"label": "positive"}',
+        chunks=3,
+        headers={**cost, "x-request-id": "", "x-litellm-call-id": "s"},
+    )
+    with engine.stream("label") as stream:
+        list(stream)
+        openai = stream.result()
+    assert openai.metadata["request_id"] == "s"
+    assert openai.metadata["gateway_cost"]["usd"] == 0.5
