@@ -1,7 +1,12 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# The LiteLLM proxy of the compatibility suite lives in its own environment, never in $(VENV).
+LITELLM_VENV ?= .ci-litellm
+LITELLM := $(abspath $(LITELLM_VENV))/bin/litellm
+# tests/compat finds the proxy through this variable and skips, saying why, when it is absent.
+export SCRIPTORIUM_LITELLM ?= $(if $(wildcard $(LITELLM)),$(LITELLM),)
 
-.PHONY: install demo test lint ci
+.PHONY: install demo test test-slow compat-env lint ci
 
 # A virtual environment with the project and its dev extras, rebuilt when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -16,12 +21,30 @@ install: $(VENV)/.installed
 demo: install
 	$(VENV)/bin/scriptorium run extract/contact -p offline -a document=examples/contact.txt
 
+# The fast suite: everything but the tests marked slow (benchmarks at smoke size, a real Ray
+# cluster, the compatibility suite); about two minutes on two cores.
 test: install
 	$(PY) -m pytest -q -m "not slow"
+
+# What `test` leaves out: the slow tests, the compatibility suite among them (it skips, saying
+# why, without compat-env).
+test-slow: install
+	$(PY) -m pytest -q -m slow
+
+# The LiteLLM proxy at the one version tests/compat/requirements-litellm.txt pins. Refused if the
+# install holds a .pth file of LiteLLM's (the shape of a reported compromise of its releases).
+$(LITELLM_VENV)/.installed: tests/compat/requirements-litellm.txt
+	python3 -m venv $(LITELLM_VENV)
+	$(LITELLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LITELLM_VENV)/bin/python -m pip install --quiet -r tests/compat/requirements-litellm.txt
+	! find $(LITELLM_VENV) -name 'litellm*.pth' | grep .
+	touch $@
+
+compat-env: $(LITELLM_VENV)/.installed
 
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-ci: lint test
+ci: lint test test-slow

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from scriptorium.llm.retry import RetryHooks
     from scriptorium.llm.router import Router
     from scriptorium.observe.observer import Observer
-    from scriptorium.profile.model import RateLimits
+    from scriptorium.profile.model import Profile, RateLimits
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
     from scriptorium.usecase.runner import Clock, NewId
     from scriptorium.usecase.stream import AsyncRunStream, RunStream
@@ -76,6 +76,7 @@ class Engine:
         self.providers = _registry(given := tuple(providers))
         #: The specs given in code, as given: what a worker needs to know the same providers.
         self.given_providers = given
+        routed = client is None
         if client is None:
             from scriptorium.limits.hooks import rate_limit_hooks
             from scriptorium.llm.router import Router
@@ -117,6 +118,7 @@ class Engine:
             default_profile=default_profile,
             observer=observer,
             providers=self.providers,
+            known_providers_only=routed,
         )
 
     def __repr__(self) -> str:
@@ -265,6 +267,16 @@ class Engine:
         """Every profile name under ``profiles/``."""
         return self.profiles.list()
 
+    def load_profile(self, name: str) -> Profile:
+        """The profile ``name`` as a run loads it: with this engine's router, a provider the
+        registry does not know is ``ProfileLoadError`` (an injected client takes any name)."""
+        from scriptorium.usecase.prepare import known_provider
+
+        profile = self.profiles.get(name)
+        if self._router() is not None:
+            known_provider(profile, self.providers)
+        return profile
+
     def verify(
         self, profile: str, *, model: str | None = None, api_key: str | None = None
     ) -> LLMResponse:
@@ -276,19 +288,20 @@ class Engine:
         from scriptorium.llm.model import LLMResponse
         from scriptorium.llm.router import Router
         from scriptorium.usecase.model import Overrides, RunRequest
-        from scriptorium.usecase.prepare import credential, target_for
+        from scriptorium.usecase.prepare import credential, resolve_endpoint, target_for
 
-        loaded = self.profiles.get(profile)
+        loaded = self.load_profile(profile)
+        env = os.environ if self.env is None else self.env
         # target_for only reads the overrides; the prompt id is a placeholder it never reports.
         placeholder = RunRequest(prompt_id="verify", profile=profile)
         with translate(InvalidRequestError, "invalid model override", field="model"):
             placeholder = placeholder.model_copy(update={"overrides": Overrides(model=model)})
         spec = self.providers.find(loaded.provider)
         needs_key = spec is not None and spec.needs_key
-        target = target_for(loaded, placeholder, needs_key=needs_key)
-        key = credential(
-            loaded, api_key, os.environ if self.env is None else self.env, needs_key=needs_key
+        target = resolve_endpoint(
+            target_for(loaded, placeholder, needs_key=needs_key), loaded, spec, env
         )
+        key = credential(loaded, api_key, env, needs_key=needs_key)
         client = self.client
         with translate(
             LLMGenerateError,

@@ -153,14 +153,11 @@ def ray_cluster() -> Iterator[None]:
     import os
 
     ray = pytest.importorskip("ray")
+    from scriptorium.batch.ray import start_local_cluster
+
     os.environ[RAY_KEY_ENV] = "ray-test-key-not-a-secret"
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        ignore_reinit_error=True,
-        configure_logging=False,
-    )
+    # The executor's own start: loopback only, no dashboard.
+    start_local_cluster(2, ignore_reinit_error=True)
     try:
         yield
     finally:

@@ -177,6 +177,8 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         #: What ``count_tokens`` answers (None: an estimate from the body); its requests.
         self.count_tokens: int | None = None
         self.count_requests: list[RecordedRequest] = []
+        #: A status the counting route answers instead (404, 500: a gateway without the route).
+        self.count_tokens_status: int | None = None
 
     @property
     def url(self) -> str:
@@ -325,6 +327,9 @@ class FakeAnthropicServer(ScriptedHTTPServer):
     def count_tokens_answer(self, request: RecordedRequest) -> Answer:
         """``{"input_tokens": n}``: ``count_tokens`` when set, else one token per four characters
         of the body's system and messages (a stand-in, deterministic for tests)."""
+        if self.count_tokens_status is not None:
+            kind = _ERROR_TYPES.get(self.count_tokens_status, "api_error")
+            return Answer.json(_error(kind, "no counting here"), status=self.count_tokens_status)
         if self.count_tokens is not None:
             return Answer.json({"input_tokens": self.count_tokens})
         body = request.body if isinstance(request.body, dict) else {}

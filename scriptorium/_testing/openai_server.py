@@ -181,7 +181,9 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         return f"{self.base_url}/v1"
 
     def _headers(self, extra: Mapping[str, str] | None) -> dict[str, str]:
-        return {"x-request-id": f"req_fake_{next(self._ids)}", **(extra or {})}
+        # A header scripted as "" is left out: a gateway that sends no x-request-id of its own.
+        headers = {"x-request-id": f"req_fake_{next(self._ids)}", **(extra or {})}
+        return {name: value for name, value in headers.items() if value}
 
     # --- scripting -------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from scriptorium.errors import ArtifactLoadError, translate
 __all__ = ["FileReader"]
 
 _MESSAGES = {
-    "missing": "{ref} not found",
+    "missing": "{ref} not found in {root} (references are relative to the artifact root)",
     "outside": "{ref} resolves outside the artifact root",
     "not_file": "{ref} is not a regular file",
     "too_large": "{ref} is larger than {limit} bytes",
@@ -55,6 +55,14 @@ class FileReader:
     ) -> Artifact:
         """The artifact at ``root/ref`` (``ArtifactLoadError`` with ``artifact`` and ``path``)."""
         label = ref if name is None else name
+        if isinstance(ref, str) and os.path.isabs(ref):
+            raise ArtifactLoadError(
+                f"artifact {label!r}: absolute references are refused; give the path relative "
+                f"to the artifact root {os.path.abspath(self._dir.path)} (or choose another root: "
+                "Engine(artifact_root=...), --artifact-root DIR)",
+                artifact=label,
+                path=ref if len(ref) <= 200 else None,
+            )
         relative = check_ref(ref, name=label)
         limit = self._max_bytes if max_bytes is None else max_bytes
         with translate(ArtifactLoadError, f"reading artifact {label!r}", artifact=label, path=ref):
@@ -64,7 +72,11 @@ class FileReader:
                 data = self._dir.read(relative, max_bytes=limit).data
             except FileProblem as err:
                 template = _MESSAGES.get(err.kind)
-                reason = str(err) if template is None else template.format(ref=ref, limit=limit)
+                reason = (
+                    str(err)
+                    if template is None
+                    else template.format(ref=ref, limit=limit, root=os.path.abspath(self._dir.path))
+                )
                 raise ArtifactLoadError(
                     f"artifact {label!r}: {reason}",
                     artifact=label,

@@ -24,10 +24,12 @@ tell whether the call was made).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scriptorium._version import install_hint
 from scriptorium.batch.local import run_row
 from scriptorium.batch.work import Deliver, Recipe, Row, RowWork, profile_limits
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError
@@ -41,7 +43,7 @@ from scriptorium.limits.ray import LimiterActor as LimiterActor
 if TYPE_CHECKING:
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
-__all__ = ["LimiterActor", "RayExecutor", "RowRunner", "run_on_worker"]
+__all__ = ["LimiterActor", "RayExecutor", "RowRunner", "run_on_worker", "start_local_cluster"]
 
 #: How long the driver waits for a finished row before looking again (Ctrl-C is seen between).
 _POLL_S = 0.2
@@ -96,6 +98,45 @@ class RowRunner:
         return run_on_worker(recipe, request, prepared, limiter, limited)
 
 
+#: The variable by which Ray runs a cluster on one machine only (what it does on macOS and
+#: Windows): every address it picks and every port it opens is then loopback.
+_ONE_MACHINE_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def start_local_cluster(num_cpus: int | None = None, **init_options: Any) -> None:
+    """Start a Ray cluster on this machine for this process, reachable from this machine only:
+    every process of it (GCS, raylet, workers, agents) listens on 127.0.0.1, and there is no
+    dashboard.
+
+    ``ray.init`` alone is not enough: given ``_node_ip_address="127.0.0.1"`` Ray (2.x) replaces it
+    with the machine's interface address, and its gRPC servers then listen on every interface.
+    It keeps loopback only in its one-machine mode (the one it uses on macOS and Windows), which
+    its constant ``ENABLE_RAY_CLUSTER`` and the variable :data:`_ONE_MACHINE_ENV` turn on: both
+    are set for the start (the cluster's processes inherit the variable) and put back after.
+    """
+    import ray
+    import ray._private.ray_constants as ray_constants  # Ray's own switch; no public one exists
+
+    saved_constant = ray_constants.ENABLE_RAY_CLUSTER
+    saved_env = os.environ.get(_ONE_MACHINE_ENV)
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    os.environ[_ONE_MACHINE_ENV] = "0"
+    try:
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+            **init_options,
+        )
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved_constant
+        if saved_env is None:
+            os.environ.pop(_ONE_MACHINE_ENV, None)
+        else:
+            os.environ[_ONE_MACHINE_ENV] = saved_env
+
+
 # The driver's workers, by what they were made for: starting a Ray worker process takes
 # seconds, so the next job of the same driver and shape reuses them.
 _pools: dict[tuple[int, int, float, int], list[Any]] = {}
@@ -140,16 +181,18 @@ class RayExecutor:
             import ray
         except ImportError as err:
             raise InvalidRequestError(
-                "--executor ray needs Ray: pip install 'scriptorium[ray]'", field="executor"
+                f"--executor ray needs Ray: {install_hint('ray')}", field="executor"
             ) from err
         if not ray.is_initialized():
-            ray.init(
-                address=self.address,
-                num_cpus=self.num_cpus if self.address is None else None,
-                include_dashboard=False,
-                log_to_driver=False,
-                configure_logging=False,
-            )
+            if self.address is None and not os.environ.get("RAY_ADDRESS"):
+                start_local_cluster(self.num_cpus)
+            else:
+                ray.init(
+                    address=self.address,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
         return ray
 
     def _pool(self, ray: Any, concurrency: int) -> list[Any]:

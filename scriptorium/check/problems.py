@@ -36,11 +36,19 @@ KINDS: Mapping[str, str] = {
     "cache_too_short": "the cached prefix is shorter than the model's minimum: nothing is cached",
     "provider_plugin": "an installed provider plugin (an entry point of scriptorium.providers) "
     "does not load; only profiles naming its provider are affected",
+    "insecure_endpoint": "a profile allows plain http to a host that is not loopback "
+    "(allow_insecure_http): keys and prompts travel unencrypted",
 }
 
 #: Kinds that are warnings: printed, but ``check`` still succeeds.
 WARNINGS = frozenset(
-    {"cache_breakpoints", "cache_after_input", "cache_too_short", "provider_plugin"}
+    {
+        "cache_breakpoints",
+        "cache_after_input",
+        "cache_too_short",
+        "provider_plugin",
+        "insecure_endpoint",
+    }
 )
 
 

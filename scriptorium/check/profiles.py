@@ -8,13 +8,14 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from scriptorium._suggest import did_you_mean
 from scriptorium.check.files import ProjectFiles
 from scriptorium.check.problems import Problem
 from scriptorium.check.secrets import profile_secrets
 from scriptorium.check.view import ProjectView
 from scriptorium.errors import ScriptoriumError
 from scriptorium.llm.registry import ENTRY_POINT_GROUP
-from scriptorium.profile.model import is_valid_profile_name
+from scriptorium.profile.model import is_insecure_endpoint, is_valid_profile_name
 
 __all__ = ["PROFILE_SUFFIXES", "plugin_problems", "profile_problems"]
 
@@ -77,11 +78,24 @@ def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterato
         yield Problem(
             file,
             "profile_invalid",
-            f"unknown provider {profile.provider!r}; known: {', '.join(known)}",
+            f"unknown provider {profile.provider!r}; known: {', '.join(known)}"
+            + did_you_mean(profile.provider, known),
         )
+    if profile.allow_insecure_http:
+        where = profile.endpoint if profile.endpoint else "its endpoint"
+        if profile.endpoint is None or is_insecure_endpoint(profile.endpoint):
+            yield Problem(
+                file,
+                "insecure_endpoint",
+                f"allow_insecure_http: {where} may be plain http to another host; keys and "
+                "prompts travel unencrypted (use https, or keep the gateway on this machine)",
+            )
     spec = view.providers.find(profile.provider)
     if spec is None:
         return
+    problem = None if profile.endpoint is None else spec.check_endpoint(profile.endpoint)
+    if problem is not None:
+        yield Problem(file, "profile_invalid", problem)
     for message in spec.option_problems(profile.options, profile.source):
         yield Problem(file, "profile_invalid", message)
     if spec.needs_key and not profile.model:

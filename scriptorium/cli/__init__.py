@@ -5,7 +5,7 @@ Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <m
 ``--json``, ``{"error": {"code": ..., "message": ...}}``), and the exit status says which kind:
 0 success; 1 invalid output, check problems or failed batch lines; 2 invalid request or usage;
 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failure; 6 LLM
-failure; 7 schema or validator failure.
+failure; 7 schema or validator failure; 130 stopped by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from scriptorium.cli.logs import logging_for
 from scriptorium.cli.output import EXIT_INTERRUPTED, EXIT_USAGE, Reporter
 from scriptorium.cli.parser import UsageError, argv_or_default, build_parser, wants_json
 from scriptorium.errors import ScriptoriumError
@@ -45,9 +46,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = argv_or_default(argv)
     reporter = Reporter(json_mode=wants_json(arguments))
     try:
-        args = build_parser().parse_args(arguments)
+        parser = build_parser()
+        args = parser.parse_args(arguments)
+        if args.command is None:
+            # `scriptorium` alone: what it can do, not a usage error.
+            parser.print_help(reporter.out)
+            return 0
         reporter.json_mode = bool(args.json or getattr(args, "format", "text") == "json")
-        return _command(args.command)(args, reporter)
+        verbosity = args.verbose + args.verbose_before
+        with logging_for(verbosity, reporter.err):
+            return _command(args.command)(args, reporter)
     except SystemExit as done:
         # --help and --version: argparse has printed what was asked and wants to stop.
         return done.code if isinstance(done.code, int) else 0

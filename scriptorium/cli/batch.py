@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -28,14 +29,17 @@ from scriptorium.batch.executor import BatchExecutor, Row, executor_named
 from scriptorium.cli.batch_records import (
     Item,
     Record,
+    Totals,
+    check_out,
     error_record,
     read_done,
     read_items,
     report,
     result_record,
+    usd,
 )
 from scriptorium.cli.commands import make_engine
-from scriptorium.cli.output import Reporter
+from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
@@ -166,34 +170,78 @@ def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     engine = make_engine(args)
     # A missing or broken prompt fails the batch, not each line.
     definition = engine.prompts.get(args.prompt)
+    resumable = check_out(args, args.prompt)
     items = read_items(args, definition)
     out = Path(args.out_file)
     journal_path = out.with_name(out.name + ".partial")
     temp_path = out.with_name(out.name + ".tmp")
-    done = read_done(out, journal_path)
-    counts = {"ok": 0, "invalid": 0, "failed": 0}
-    progress = reporter.err.isatty()
+    done = read_done(out, journal_path) if resumable else read_done(journal_path)
+    totals = Totals()
+    progress = Progress(reporter.err, len(items)) if reporter.err.isatty() else None
 
     def on_done(record: Record) -> None:
-        kind = "failed" if "error" in record else "ok" if record.get("valid") else "invalid"
-        counts[kind] += 1
-        if progress:
-            finished = sum(counts.values())
-            reporter.err.write(
-                f"\rbatch: {finished}/{len(items)} done, {counts['failed']} failed, "
-                f"{counts['invalid']} invalid"
-            )
-            reporter.err.flush()
+        totals.add(record)
+        if progress is not None:
+            progress.show(totals)
 
     with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
         journal = Journal(journal_path)
         sink = temp_path.open("w", encoding="utf-8")
     batch = _Batch(engine, done, journal)
-    with journal, sink:
-        _execute(batch, items, executor, args.concurrency, sink, on_done)
+    try:
+        with journal, sink:
+            _execute(batch, items, executor, args.concurrency, sink, on_done)
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.end()
+        reporter.error(
+            "interrupted",
+            f"stopped by the user; {totals.done} of {len(items)} rows finished and are kept "
+            f"(in {journal_path}); run the same command again to resume: only the rest are sent",
+        )
+        return EXIT_INTERRUPTED
     with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
         os.replace(temp_path, out)
     journal_path.unlink(missing_ok=True)
-    if progress:
-        reporter.err.write("\n")
-    return report(reporter, len(items), counts, batch.resumed, out)
+    if progress is not None:
+        progress.end()
+    return report(reporter, len(items), totals, batch.resumed, out)
+
+
+class Progress:
+    """The terminal's progress line: rows done, failed, invalid, rate, ETA and cost so far."""
+
+    def __init__(self, stream: IO[str], rows: int, clock: Callable[[], float] = time.monotonic):
+        self.stream = stream
+        self.rows = rows
+        self.clock = clock
+        self.started = clock()
+
+    def show(self, totals: Totals) -> None:
+        """Rewrite the line for ``totals``."""
+        done = totals.done
+        elapsed = max(self.clock() - self.started, 1e-6)
+        rate = done / elapsed
+        left = self.rows - done
+        eta = f", ETA {_duration(left / rate)}" if rate > 0 and left > 0 else ""
+        counts = totals.counts
+        self.stream.write(
+            f"\rbatch: {done}/{self.rows} done, {counts['failed']} failed, "
+            f"{counts['invalid']} invalid, {rate:.1f} rows/s{eta}, "
+            f"{usd(totals.cost_micro)} so far "
+        )
+        self.stream.flush()
+
+    def end(self) -> None:
+        """End the line."""
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

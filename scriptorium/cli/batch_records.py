@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from scriptorium._files import FileProblem, open_named_file, read_named_file
 from scriptorium.artifact.model import ArtifactContent
-from scriptorium.cli.commands import artifact_ref, build_request, read_inputs
+from scriptorium.cli.commands import artifact_base, artifact_ref, build_request, read_inputs
 from scriptorium.cli.inputs import typed_inputs
 from scriptorium.cli.output import Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
@@ -26,11 +26,14 @@ __all__ = [
     "MAX_IN_BYTES",
     "Item",
     "Record",
+    "Totals",
+    "check_out",
     "error_record",
     "read_done",
     "read_items",
     "report",
     "result_record",
+    "usd",
 ]
 
 Record = dict[str, Any]
@@ -133,7 +136,7 @@ def _parse_line(
 def read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[Item]:
     """Every non-blank line of ``--in`` as an item, the command line's inputs and artifacts
     giving each line its defaults (``InvalidRequestError`` when the file cannot be read)."""
-    base = Path(args.artifact_root or os.getcwd())
+    base = artifact_base(args)
     # Options give every line its defaults; a line's own inputs and artifacts win over them.
     shared = _Shared(
         inputs={
@@ -156,6 +159,83 @@ def read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[I
         for number, line in enumerate(text.splitlines(), start=1)
         if line.strip()
     ]
+
+
+def check_out(args: argparse.Namespace, prompt_id: str) -> bool:
+    """The one rule that keeps ``batch`` from destroying a file, for local and provider batches:
+    ``--out`` must not be ``--in`` (``InvalidRequestError``, exit 2); an existing ``--out`` must
+    be a batch output of this same prompt (every line a batch record, none of another prompt),
+    unless ``--overwrite`` says to replace it. True when ``--out`` may be resumed from (False:
+    it is being overwritten, its lines are not results of this batch)."""
+    out, source = Path(args.out_file), Path(args.in_file)
+    if _same_file(out, source):
+        raise InvalidRequestError(
+            f"--out {out} is the --in file: the results would replace the inputs; write them "
+            "to another file",
+            field="out",
+        )
+    foreign = _foreign_line(out, prompt_id)
+    if foreign is None:
+        return True
+    if getattr(args, "overwrite", False):
+        return False
+    raise InvalidRequestError(
+        f"--out {out} is not a batch output of {prompt_id!r} ({foreign}); it would be "
+        "replaced: choose another --out, or pass --overwrite to replace it",
+        field="out",
+    )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _foreign_line(path: Path, prompt_id: str) -> str | None:
+    """Why ``path`` is not (only) a batch output of ``prompt_id``: the first line that is not a
+    batch record, or a record of another prompt; None when it is one (or is absent or empty)."""
+    try:
+        handle = open_named_file(path, label=path.name)
+    except FileProblem as err:
+        if err.kind == "missing":
+            return None
+        raise InvalidRequestError(f"--out: {err}", field="out") from err
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                return f"line {number} is not JSON"
+            if not _is_record(record):
+                return f"line {number} is not a batch record"
+            other = _prompt_of(record)
+            if other is not None and other != prompt_id:
+                return f"line {number} is a result of prompt {other!r}"
+    return None
+
+
+def _is_record(record: Any) -> bool:
+    return (
+        isinstance(record, dict)
+        and "line" in record
+        and "request_hash" in record
+        and ("result" in record or "error" in record)
+    )
+
+
+def _prompt_of(record: Record) -> str | None:
+    result = record.get("result")
+    if isinstance(result, dict):
+        prepared = result.get("prepared")
+        found = prepared.get("prompt_id") if isinstance(prepared, dict) else None
+    else:
+        error = record.get("error")
+        found = error.get("prompt_id") if isinstance(error, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def read_done(*paths: Path) -> dict[str, Record]:
@@ -193,16 +273,79 @@ def _check_form(record: Record, path: Path) -> None:
         )
 
 
-def report(reporter: Reporter, lines: int, counts: dict[str, int], resumed: int, out: Path) -> int:
-    """Print the summary of a finished batch; the exit status (1 when a line failed or gave
-    invalid output)."""
-    summary = {"lines": lines, **counts, "resumed": resumed, "out": str(out)}
+class Totals:
+    """What a batch's records add up to: rows by kind, tokens and cost (``cost_micro`` of every
+    result the output holds, earlier ones included)."""
+
+    def __init__(self) -> None:
+        self.counts = {"ok": 0, "invalid": 0, "failed": 0}
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_micro = 0
+
+    def add(self, record: Record) -> None:
+        """Count one output record."""
+        kind = "failed" if "error" in record else "ok" if record.get("valid") else "invalid"
+        self.counts[kind] += 1
+        result = record.get("result")
+        usage = result.get("usage") if isinstance(result, dict) else None
+        if isinstance(usage, dict):
+            self.input_tokens += (
+                _count(usage, "input_tokens")
+                + _count(usage, "cache_read_input_tokens")
+                + _count(usage, "cache_creation_input_tokens")
+            )
+            self.output_tokens += _count(usage, "output_tokens")
+            self.cost_micro += _count(usage, "cost_micro")
+
+    @property
+    def done(self) -> int:
+        """Records counted."""
+        return sum(self.counts.values())
+
+
+def _count(usage: dict[str, Any], name: str) -> int:
+    value = usage.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def usd(cost_micro: int) -> str:
+    """Micro-USD as dollars for people (``$0.001234``)."""
+    return f"${cost_micro / 1_000_000:.6f}"
+
+
+def report(
+    reporter: Reporter, lines: int, totals: Totals | dict[str, int], resumed: int, out: Path
+) -> int:
+    """Print the summary of a finished batch (rows, valid, invalid, failed, tokens, cost); the
+    exit status (1 when a line failed or gave invalid output). ``totals`` may still be the
+    counts by kind alone (``{"ok", "invalid", "failed"}``), as callers gave them before."""
+    if isinstance(totals, dict):
+        counted = Totals()
+        counted.counts.update(totals)
+        totals = counted
+    counts = totals.counts
+    tokens = totals.input_tokens + totals.output_tokens
+    summary = {
+        "lines": lines,
+        "rows": lines,
+        **counts,
+        "valid": counts["ok"],
+        "resumed": resumed,
+        "input_tokens": totals.input_tokens,
+        "output_tokens": totals.output_tokens,
+        "tokens": tokens,
+        "cost_micro": totals.cost_micro,
+        "out": str(out),
+    }
     if reporter.json_mode:
         reporter.json(summary)
     else:
         reporter.line(
             f"{lines} lines: {counts['ok']} valid, {counts['invalid']} invalid, "
-            f"{counts['failed']} failed ({resumed} from earlier results) -> {out}"
+            f"{counts['failed']} failed ({resumed} from earlier results); {tokens} tokens "
+            f"({totals.input_tokens} in, {totals.output_tokens} out), cost_micro "
+            f"{totals.cost_micro} ({usd(totals.cost_micro)}) -> {out}"
         )
     if counts["invalid"] or counts["failed"]:
         reporter.error(

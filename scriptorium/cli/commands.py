@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from scriptorium.usecase.model import RunRequest, RunResult
 
 __all__ = [
+    "artifact_base",
     "artifact_ref",
     "build_request",
     "cmd_check",
@@ -49,12 +49,18 @@ __all__ = [
 ]
 
 
+def artifact_base(args: argparse.Namespace) -> Path:
+    """Where artifact paths resolve: ``--artifact-root``, else the project root (``--root``), the
+    same rule as ``Engine(root, artifact_root=...)``."""
+    return Path(getattr(args, "artifact_root", None) or args.root)
+
+
 def make_engine(args: argparse.Namespace) -> Engine:
-    """The Engine over ``--root``; artifacts resolve under ``--artifact-root`` (default: cwd)."""
+    """The Engine over ``--root``; artifacts resolve under :func:`artifact_base`."""
     from scriptorium.engine import Engine
     from scriptorium.observe import observer_from_env
 
-    artifact_root = getattr(args, "artifact_root", None) or os.getcwd()
+    artifact_root = getattr(args, "artifact_root", None) or None
     return Engine(
         args.root,
         repair=getattr(args, "repair", False),
@@ -99,8 +105,9 @@ def read_inputs(source: str | None) -> dict[str, Any]:
 
 
 def artifact_ref(path: str, base: Path) -> str:
-    """An artifact path as typed on the command line, as a reference under ``base``: absolute paths
-    inside it become relative; anything else is left for the reader to accept or refuse."""
+    """An artifact path as typed on the command line, as a reference under ``base`` (the artifact
+    root): an absolute path inside it becomes relative (shells complete absolute paths); anything
+    else is left for the reader to accept or refuse, with a hint."""
     candidate = Path(path)
     if candidate.is_absolute():
         try:
@@ -124,7 +131,7 @@ def build_request(
     """
     from scriptorium.usecase.model import Overrides, RunRequest
 
-    base = Path(getattr(args, "artifact_root", None) or os.getcwd())
+    base = artifact_base(args)
     schema = None if definition is None else definition.inputs
     merged_inputs = {
         **(inputs or {}),
@@ -201,7 +208,8 @@ def cmd_prepare(args: argparse.Namespace, reporter: Reporter) -> int:
             reporter.raw_json(prepared.model_dump_json(by_alias=True))
         else:
             data = prepared.model_dump(mode="json", by_alias=True)
-            data["token_count"] = count.model_dump(mode="json")
+            # `reason` only when there is one (an estimate standing in for a failed count).
+            data["token_count"] = count.model_dump(mode="json", exclude_none=True)
             reporter.json(data)
     else:
         text = format_prepared(prepared)
@@ -228,7 +236,7 @@ def _prompt_entry(engine: Engine, prompt_id: str) -> dict[str, Any]:
 
 def _profile_entry(engine: Engine, name: str) -> dict[str, Any]:
     try:
-        profile = engine.profiles.get(name)
+        profile = engine.load_profile(name)
     except ScriptoriumError as err:
         return {"name": name, "error": {"code": err.code, "message": err.message}}
     return {
@@ -317,7 +325,7 @@ def cmd_verify(args: argparse.Namespace, reporter: Reporter) -> int:
         raise ProfileRequiredError("verify needs --profile NAME")
     engine = make_engine(args)
     response = engine.verify(args.profile, model=args.model)
-    profile = engine.profiles.get(args.profile)
+    profile = engine.load_profile(args.profile)
     model = response.model or args.model or profile.model
     if reporter.json_mode:
         reporter.json(

@@ -16,7 +16,7 @@ import scriptorium.errors as errors
 from scriptorium.prompt.model import content_text
 
 if TYPE_CHECKING:
-    from scriptorium.llm.model import TokenCount
+    from scriptorium.llm.model import Target, TokenCount
     from scriptorium.usecase.model import PreparedRun, RunResult
 
 __all__ = [
@@ -112,6 +112,18 @@ def _block(title: str, text: str) -> Iterable[str]:
     yield from text.splitlines() or [""]
 
 
+def _endpoint(target: Target) -> str:
+    if target.endpoint is None:
+        return "(provider default)"
+    if target.endpoint_source == "env":
+        return f"{target.endpoint} (env)"
+    return (
+        target.endpoint
+        if target.endpoint_source is None
+        else (f"{target.endpoint} ({target.endpoint_source})")
+    )
+
+
 def format_prepared(prepared: PreparedRun) -> str:
     """``scriptorium prepare`` without ``--json``: what would be sent, where, how, and every hash."""
     target = prepared.target
@@ -122,7 +134,7 @@ def format_prepared(prepared: PreparedRun) -> str:
         f"profile    {prepared.profile}",
         f"provider   {target.provider}",
         f"model      {target.model or '(provider default)'}",
-        f"endpoint   {target.endpoint or '(provider default)'}",
+        f"endpoint   {_endpoint(target)}",
         f"key        {key}",
         "settings",
     ]
@@ -137,6 +149,11 @@ def format_prepared(prepared: PreparedRun) -> str:
         f"output     {output.format}, parse {output.parse}, strategy {output.strategy}, "
         f"repair_attempts {output.repair_attempts}"
     )
+    if prepared.schema_dropped:
+        lines.append(
+            f"  sent without {', '.join(prepared.schema_dropped)} (the {target.provider} schema "
+            "takes less; the whole schema is still validated here)"
+        )
     if prepared.artifacts:
         lines.append("artifacts")
         for art in prepared.artifacts:
@@ -186,4 +203,6 @@ def format_summary(result: RunResult) -> str:
 def format_token_count(count: TokenCount) -> str:
     """The line ``prepare --count-tokens`` adds."""
     how = "estimated locally" if count.estimated else f"counted by {count.provider}"
+    if count.reason:
+        how += f": {count.reason}"
     return f"tokens     {count.input_tokens} input ({how})"

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from scriptorium._version import __version__
+from scriptorium._version import DISTRIBUTION, installed_version
 from scriptorium.cli.inputs import guess_value, split_input
 
 __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
@@ -19,7 +19,8 @@ __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
 _EPILOG = """\
 exit codes: 0 success; 1 output invalid, check problems, batch lines failed; 2 invalid request or
 usage; 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failed;
-6 LLM call failed; 7 schema or validator failed.
+6 LLM call failed; 7 schema or validator failed; 130 stopped by Ctrl-C (a batch keeps its
+finished rows: the same command resumes).
 """
 
 
@@ -57,7 +58,27 @@ def parse_artifact(text: str) -> tuple[str, str]:
     return name, path
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+        sys.stdout.write(f"scriptorium {installed_version()} ({DISTRIBUTION})\n")
+        parser.exit()
+
+
+def _verbosity(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        dest=dest,
+        action="count",
+        default=0,
+        help="log to stderr: -v each retry, repair and fallback (INFO), -vv everything (DEBUG)",
+    )
+
+
 def _common(parser: argparse.ArgumentParser, *, json_help: str) -> None:
+    _verbosity(parser, "verbose")
     parser.add_argument(
         "--root",
         default=".",
@@ -96,12 +117,13 @@ def _request_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         type=parse_artifact,
         metavar="NAME=PATH",
-        help="an input artifact; PATH is relative to --artifact-root (repeatable)",
+        help="an input artifact; PATH is relative to the artifact root (repeatable)",
     )
     parser.add_argument(
         "--artifact-root",
         metavar="DIR",
-        help="where artifact paths resolve; nothing outside it is read (default: the current directory)",
+        help="the artifact root: where artifact paths resolve, nothing outside it is read "
+        "(default: the project root, --root)",
     )
     parser.add_argument("--model", help="override the profile's model")
     parser.add_argument("--max-tokens", type=int, metavar="N", help="override max_tokens")
@@ -125,9 +147,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"scriptorium {__version__}")
+    parser.add_argument(
+        "-V", "--version", action=_Version, nargs=0, help="print the version and exit"
+    )
+    # Before the command too (`scriptorium -v run ...`); added to the command's own count.
+    _verbosity(parser, "verbose_before")
+    # Not required: `scriptorium` alone prints this help (main does it).
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
 
     run = commands.add_parser(
         "run",
@@ -182,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         metavar="FILE",
         help="JSONL results in input order; lines already answered there are not run again",
+    )
+    batch.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --out that is not a batch output of this prompt (without it "
+        "such a file is refused)",
     )
     batch.add_argument(
         "--concurrency", type=int, default=4, metavar="N", help="runs in flight (default: 4)"
@@ -249,6 +281,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=64,
         metavar="N",
         help="runs in flight at once (default: 64)",
+    )
+    serve.add_argument(
+        "--repair",
+        action="store_true",
+        help="give the server a repairer: requests may ask for repairs "
+        "(overrides.repair_attempts); without it such requests are refused with 400",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        dest="cors_origins",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin (https://app.example) allowed to call the API (repeatable; "
+        "none by default)",
     )
     _common(serve, json_help="report a failure to start as JSON")
     return parser

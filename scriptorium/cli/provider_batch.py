@@ -20,6 +20,8 @@ from scriptorium.batch.job import CRASH_ENV, crash_at, custom_id_of
 from scriptorium.batch.store import StateFile
 from scriptorium.cli.batch_records import (
     Record,
+    Totals,
+    check_out,
     error_record,
     read_done,
     read_items,
@@ -27,7 +29,7 @@ from scriptorium.cli.batch_records import (
     result_record,
 )
 from scriptorium.cli.commands import make_engine
-from scriptorium.cli.output import Reporter
+from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
@@ -95,10 +97,11 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     engine = make_engine(args)
     # A missing or broken prompt fails the batch, not each line.
     definition = engine.prompts.get(args.prompt)
+    resumable = check_out(args, args.prompt)
     items = read_items(args, definition)
     out = Path(args.out_file)
     store = StateFile(args.state or out.with_name(out.name + ".state.json"))
-    done = read_done(out)
+    done = read_done(out) if resumable else {}
     records: list[Record | None] = [None] * len(items)
     to_send: list[tuple[int, RunRequest, str]] = []
     resumed = 0
@@ -121,14 +124,21 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
     if to_send:
         provider = engine.prepare(to_send[0][1]).target.provider
         job = _job(engine, store, to_send, _limits(args, engine, provider), on_step)
-        if reporter.err.isatty():
-            status = job.status()
-            reporter.err.write(
-                f"batch: {status.requests} requests for {status.rows} lines in {status.chunks} "
-                f"{provider} batches (job {job.id}, state {store.path}); waiting for results\n"
+        # Always, terminal or not: a day-long job under nohup must not lose its id and state.
+        status = job.status()
+        reporter.note(
+            f"batch: {status.requests} requests for {status.rows} lines in {status.chunks} "
+            f"{provider} batches (job {job.id}, state {store.path}); waiting for results"
+        )
+        try:
+            job.wait(args.poll_s)
+        except KeyboardInterrupt:
+            reporter.error(
+                "interrupted",
+                f"stopped waiting; the job {job.id} goes on at the provider and its state is "
+                f"kept in {store.path}: run the same command again to pick up its results",
             )
-            reporter.err.flush()
-        job.wait(args.poll_s)
+            return EXIT_INTERRUPTED
         for (index, _, request_hash), outcome in zip(to_send, job.results(), strict=True):
             item = items[index]
             records[index] = (
@@ -136,10 +146,10 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
                 if isinstance(outcome, ScriptoriumError)
                 else result_record(item, outcome)
             )
-    counts = _write(out, records, on_step or _no_step)
+    totals = _write(out, records, on_step or _no_step)
     if to_send or _settled(store, done):
         store.remove()
-    return report(reporter, len(items), counts, resumed, out)
+    return report(reporter, len(items), totals, resumed, out)
 
 
 def _settled(store: StateFile, done: dict[str, Record]) -> bool:
@@ -156,17 +166,16 @@ def _settled(store: StateFile, done: dict[str, Record]) -> bool:
     return all(row.custom_id is None or row.custom_id in answered for row in saved.rows)
 
 
-def _write(out: Path, records: list[Record | None], on_step: StepHook) -> dict[str, int]:
-    """Replace ``out`` with every record, in input order; the counts by kind. ``on_step`` is
+def _write(out: Path, records: list[Record | None], on_step: StepHook) -> Totals:
+    """Replace ``out`` with every record, in input order; what they add up to. ``on_step`` is
     told ``writing-results`` half way through."""
-    counts = {"ok": 0, "invalid": 0, "failed": 0}
+    totals = Totals()
     temp = out.with_name(out.name + ".tmp")
     with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
         with temp.open("w", encoding="utf-8") as sink:
             for number, record in enumerate(records):
                 assert record is not None
-                kind = "failed" if "error" in record else "ok" if record.get("valid") else "invalid"
-                counts[kind] += 1
+                totals.add(record)
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 if number == len(records) // 2:
                     sink.flush()
@@ -174,4 +183,4 @@ def _write(out: Path, records: list[Record | None], on_step: StepHook) -> dict[s
             sink.flush()
             os.fsync(sink.fileno())
         os.replace(temp, out)
-    return counts
+    return totals

@@ -16,6 +16,7 @@ import signal
 from types import FrameType
 from typing import Any
 
+from scriptorium._version import install_hint
 from scriptorium.cli.output import Reporter
 from scriptorium.cli.parser import UsageError
 
@@ -66,14 +67,21 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
         from scriptorium.httpapi import create_app
     except ModuleNotFoundError as err:
         raise UsageError(
-            "scriptorium serve needs the 'http' extra: pip install 'scriptorium[http]'"
+            f"scriptorium serve needs the 'http' extra: {install_hint('http')}"
         ) from err
     from scriptorium.engine import Engine
     from scriptorium.observe import observer_from_env
 
     # Without --artifact-root no file is read for a request: artifacts come by value.
-    engine = Engine(args.root, artifact_root=args.artifact_root, observer=observer_from_env())
-    app = create_app(engine, token=token, concurrency=args.concurrency)
+    engine = Engine(
+        args.root,
+        artifact_root=args.artifact_root,
+        observer=observer_from_env(),
+        repair=args.repair,
+    )
+    app = create_app(
+        engine, token=token, concurrency=args.concurrency, cors_origins=args.cors_origins
+    )
     server = uvicorn.Server(
         uvicorn.Config(
             app,

@@ -11,13 +11,15 @@ Needs the ``http`` extra (Starlette, uvicorn). Routes: ``POST /v1/runs``, ``POST
 
 from __future__ import annotations
 
+from scriptorium._version import install_hint
+
 try:
     from scriptorium.httpapi.app import ACCESS_LOGGER, create_app
 except ModuleNotFoundError as err:  # pragma: no cover - exercised without the extra installed
     if err.name not in {"starlette", "uvicorn"} and not (err.name or "").startswith("starlette."):
         raise
     raise ModuleNotFoundError(
-        "scriptorium.httpapi needs the 'http' extra: pip install 'scriptorium[http]'",
+        f"scriptorium.httpapi needs the 'http' extra: {install_hint('http')}",
         name=err.name,
     ) from err
 

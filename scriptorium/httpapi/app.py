@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -187,6 +188,7 @@ def create_app(
     concurrency: int = 64,
     allow_client_keys: bool = False,
     allow_artifact_refs: bool | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """The ASGI app serving ``engine`` over HTTP.
 
@@ -195,7 +197,9 @@ def create_app(
     wait). ``allow_client_keys``: accept a request's own ``api_key`` (refused with 400 otherwise).
     ``allow_artifact_refs``: read string artifact references as files under the engine's artifact
     root; by default only when the engine was given an ``artifact_root``, else artifacts must come
-    by value.
+    by value. ``cors_origins``: browser origins (``https://app.example``) allowed to call the API
+    from another origin: their preflights are answered and their answers carry
+    ``Access-Control-Allow-Origin`` (Starlette's CORS middleware); none by default.
     """
     if token is not None and not token:
         raise InvalidRequestError("token must not be empty (use None for no token)", field="token")
@@ -223,9 +227,24 @@ def create_app(
         Route("/healthz", health_route, methods=["GET"]),
         Route("/openapi.json", openapi_route, methods=["GET"]),
     ]
+    middleware = [Middleware(Guard, service=service)]
+    if cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        # Outermost: a preflight carries no token and is answered before the guard asks for one.
+        middleware.insert(
+            0,
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type", "accept"],
+                expose_headers=["x-request-id", "retry-after"],
+            ),
+        )
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(Guard, service=service)],
+        middleware=middleware,
         exception_handlers={HTTPException: _http_exception},
     )
     app.state.service = service

@@ -70,6 +70,14 @@ def _check_policy(run: RunRequest, service: Service) -> None:
             "to the endpoints its profiles name)",
             field="overrides.endpoint",
         )
+    wanted = run.overrides.repair_attempts
+    if wanted is not None and wanted >= 1 and not getattr(service.engine, "repair", False):
+        raise InvalidRequestError(
+            f"overrides.repair_attempts={wanted} asks for repairs, but this server runs without "
+            "a repairer (start it with 'scriptorium serve --repair', or serve an "
+            "Engine(repair=True)); it is refused rather than ignored",
+            field="overrides.repair_attempts",
+        )
     if not service.allow_artifact_refs:
         artifacts: dict[str, Any] = dict(run.artifacts)
         for name, value in artifacts.items():

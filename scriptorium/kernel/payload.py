@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from scriptorium._nulls import absent_when_null
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.errors import InvalidRequestError, translate
 
@@ -50,6 +51,12 @@ class PromptPayload(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict)
     root: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        # As in RunRequest: null for an optional field means "not given".
+        return absent_when_null(data, ("inputs", "artifacts", "overrides", "metadata"))
 
 
 def parse_payload(payload: dict[str, Any]) -> RawPayload | PromptPayload:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from scriptorium._version import install_hint
 from scriptorium.errors import APIKeyEnvMissingError, LLMGenerateError, translate
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
@@ -145,8 +146,7 @@ def _sdk_present(module: str) -> bool:
 def _sdk_missing(spec: ProviderSpec) -> LLMGenerateError:
     extra = spec.extra or spec.name
     return LLMGenerateError(
-        f"the {spec.name} provider needs the {spec.sdk_module!r} package: "
-        f"pip install 'scriptorium[{extra}]'",
+        f"the {spec.name} provider needs the {spec.sdk_module!r} package: " + install_hint(extra),
         reason="provider_unavailable",
         provider=spec.name,
     )

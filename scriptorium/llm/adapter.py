@@ -32,12 +32,16 @@ from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
 
 __all__ = [
+    "GATEWAY_COST_HEADERS",
+    "GATEWAY_REQUEST_ID_HEADERS",
     "VERIFY_PROMPT",
     "SDKAdapter",
     "SDKCall",
     "SDKFactory",
     "broken_stream",
+    "forced_tool_finish",
     "key_of",
+    "reply_metadata",
     "verify_request",
 ]
 
@@ -69,6 +73,57 @@ def verify_request(
         options=dict(options or {}),
         profile_source=source,
     )
+
+
+#: Headers a gateway or proxy in front of a provider puts its own request id in, in the order
+#: they are trusted; read when the provider's own request id header is absent.
+GATEWAY_REQUEST_ID_HEADERS = ("x-request-id", "x-litellm-call-id", "x-amzn-requestid")
+#: Headers a gateway reports the cost it charged in (USD), kept as reported next to
+#: scriptorium's own ``cost_micro``, never in its place.
+GATEWAY_COST_HEADERS = ("x-litellm-response-cost",)
+_HEADER_VALUE_CHARS = 200
+
+
+def _header(headers: Any, name: str) -> str | None:
+    try:
+        value = headers.get(name)
+    except Exception:  # a headers object of another shape: nothing to read
+        return None
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return "".join(c for c in value.strip()[:_HEADER_VALUE_CHARS] if c.isprintable())
+
+
+def reply_metadata(headers: Any, own_request_id: str) -> dict[str, Any]:
+    """What an answer's headers say about it, for ``LLMResponse.metadata``: ``request_id`` (the
+    provider's own header ``own_request_id``, else a gateway's, named in ``request_id_header``)
+    and, when a gateway reports one, ``gateway_cost`` (``{"header", "usd"}``, as reported). One
+    helper for every adapter and path (plain answers and streams)."""
+    metadata: dict[str, Any] = {"request_id": _header(headers, own_request_id)}
+    if metadata["request_id"] is None:
+        for name in GATEWAY_REQUEST_ID_HEADERS:
+            found = _header(headers, name)
+            if found is not None and name != own_request_id:
+                metadata.update(request_id=found, request_id_header=name)
+                break
+    for name in GATEWAY_COST_HEADERS:
+        reported = _header(headers, name)
+        if reported is None:
+            continue
+        try:
+            usd: float | str = float(reported)
+        except ValueError:
+            usd = reported
+        metadata["gateway_cost"] = {"header": name, "usd": usd}
+        break
+    return metadata
+
+
+def forced_tool_finish(finish: str, answered_by_tool: bool) -> str:
+    """The finish reason of an answer that came as the forced tool call of the ``tool``
+    strategy: ``stop``, since the call *is* the complete answer (the API says ``tool_use`` /
+    ``tool_calls``, or ``stop``, depending on the provider and gateway). Other finishes stand."""
+    return "stop" if answered_by_tool and finish == "tool_use" else finish
 
 
 def key_of(request: LLMRequest) -> str:

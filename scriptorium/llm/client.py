@@ -12,7 +12,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Uncounted
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -71,9 +71,10 @@ class AsyncStreamingClient(Protocol):
 @runtime_checkable
 class TokenCounter(Protocol):
     """A client that can count a request's input tokens with the provider (``prepare
-    --count-tokens``); None when it cannot for this request."""
+    --count-tokens``); None when it cannot for this request, or :class:`Uncounted` saying why
+    its endpoint could not."""
 
-    def count_tokens(self, request: LLMRequest) -> int | None:
+    def count_tokens(self, request: LLMRequest) -> int | Uncounted | None:
         """The input tokens ``request`` would send."""
         ...
 

@@ -22,6 +22,8 @@ __all__ = [
     "RetryInfo",
     "StructuredOutput",
     "Target",
+    "TokenCount",
+    "Uncounted",
     "Usage",
 ]
 
@@ -95,6 +97,9 @@ class Target(BaseModel):
     endpoint: str | None = None
     api_key_env: str | None = None
     explicit: tuple[str, ...] = ()
+    #: Where ``endpoint`` came from: the profile, an override, or (``env``) the provider SDK's
+    #: base-URL variable (``ANTHROPIC_BASE_URL``, ...) for a profile that names none.
+    endpoint_source: Literal["profile", "override", "env"] | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """The target as it counts for ``request_hash``: which provider and model answer. Neither
@@ -222,7 +227,8 @@ class LLMResponse(BaseModel):
 
 class TokenCount(BaseModel):
     """The input tokens of a prepared request: counted by the provider, or ``estimated`` locally
-    (about four characters a token) where it has no counting endpoint."""
+    (about four characters a token) where it has no counting endpoint, or where its endpoint
+    could not count this time (``reason`` says why: a gateway without the counting route)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -230,3 +236,12 @@ class TokenCount(BaseModel):
     estimated: bool
     provider: str
     model: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Uncounted:
+    """What a token counter answers when its endpoint cannot count a request (a gateway without
+    the counting route answers 404, or 500): why, for the estimate that stands in."""
+
+    reason: str

@@ -14,7 +14,6 @@ zero-argument callable returning one) or ``Engine(providers=[...])``.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import logging
 import threading
@@ -22,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from scriptorium._suggest import did_you_mean
 from scriptorium.errors import LLMGenerateError
 
 if TYPE_CHECKING:
@@ -51,15 +51,23 @@ ENTRY_POINT_GROUP = "scriptorium.providers"
 
 class WireView:
     """What a request looks like on the wire, as far as ``prepare`` shows it: the system text
-    sent, the structured-output strategy used (None when unknown or not structured) and the
-    settings left out."""
+    sent, the structured-output strategy used (None when unknown or not structured), the
+    settings left out, and the schema keywords the provider's schema reduction drops (the full
+    schema is still validated locally)."""
 
-    __slots__ = ("ignored_settings", "strategy", "system")
+    __slots__ = ("dropped", "ignored_settings", "strategy", "system")
 
-    def __init__(self, system: str | None, strategy: str | None, ignored: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        system: str | None,
+        strategy: str | None,
+        ignored: tuple[str, ...],
+        dropped: tuple[str, ...] = (),
+    ) -> None:
         self.system = system
         self.strategy = strategy
         self.ignored_settings = ignored
+        self.dropped = dropped
 
 
 @dataclass(frozen=True)
@@ -124,6 +132,10 @@ class ProviderSpec:
     cache_minimum: Callable[[str], int | None] | None = None
     #: The one translation of its SDK's exceptions into retry failures (None: it has no SDK).
     classify: Callable[[BaseException], Failure] | None = None
+    #: ``(endpoint) -> message``: why a base URL cannot be this provider's (None: it can), such
+    #: as an Anthropic endpoint ending in ``/v1`` (the SDK adds it). Checked wherever the
+    #: endpoint came from: the profile, an override or the base-URL variable.
+    endpoint_problem: Callable[[str], str | None] | None = None
 
     def ignored(self, settings: ExecutionSettings) -> tuple[str, ...]:
         """The settings that have a value but that this provider's adapter does not send."""
@@ -144,6 +156,10 @@ class ProviderSpec:
     ) -> MediaLimits | None:
         """This provider's media rules for a target (None: any media)."""
         return None if self.media is None else self.media(endpoint, options, profile)
+
+    def check_endpoint(self, endpoint: str) -> str | None:
+        """What is wrong with ``endpoint`` as this provider's base URL (None: nothing)."""
+        return None if self.endpoint_problem is None else self.endpoint_problem(endpoint)
 
     def minimum_cacheable_tokens(self, model: str) -> int | None:
         """The shortest prefix ``model`` caches, in tokens (None when the provider says none)."""
@@ -235,8 +251,7 @@ class Registry:
     def unknown_message(self, name: str) -> str:
         """What to tell someone who named a provider that does not exist."""
         known = self.names()
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, known)
         return f"unknown provider {name[:64]!r} (known: {', '.join(known)}){hint}"
 
     def names(self) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.hashing import hash_bytes
 from scriptorium.llm.client import AsyncClient, Client, TokenCounter, Verifier, supports
-from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Uncounted
 from scriptorium.llm.registry import ProviderConfig, Registry, default_registry
 from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
 
@@ -148,14 +148,14 @@ class Router:
         """The async twin of :meth:`stream`."""
         return astream_of(self._route(request), request)
 
-    def count_tokens(self, request: LLMRequest) -> int | None:
-        """The provider's own count of ``request``'s input tokens, or None when its adapter has
-        no counting endpoint."""
+    def count_tokens(self, request: LLMRequest) -> int | Uncounted | None:
+        """The provider's own count of ``request``'s input tokens, None when its adapter has
+        no counting endpoint, or :class:`Uncounted` when the endpoint could not count."""
         client = self._route(request)
         if not supports(client, TokenCounter):
             return None
         result = cast("TokenCounter", client).count_tokens(request)
-        return result if isinstance(result, int) else None
+        return result if isinstance(result, int | Uncounted) else None
 
     def verify(
         self,

@@ -108,8 +108,10 @@ class OTelObserver:
         try:
             from opentelemetry import metrics, trace
         except ImportError as err:
+            from scriptorium._version import install_hint
+
             raise InvalidRequestError(
-                "OTelObserver needs opentelemetry-api: install scriptorium[otel]", field="observer"
+                f"OTelObserver needs opentelemetry-api: {install_hint('otel')}", field="observer"
             ) from err
         from scriptorium._version import __version__
 

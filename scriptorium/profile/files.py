@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 from pathlib import Path
 
 from scriptorium._files import ConfinedDir, FileProblem, FileSignature, signature
 from scriptorium._loading import FormatProblem, decode_utf8, load_reason
+from scriptorium._suggest import did_you_mean
 from scriptorium.errors import ProfileLoadError, translate
 from scriptorium.profile.model import Profile, is_valid_profile_name
 from scriptorium.profile.parse import check_profile_name, parse_profile
@@ -79,6 +81,14 @@ class FileRepository:
             )
         return present[0] if present else name + SUFFIXES[0]
 
+    def _listed(self) -> builtins.list[str]:
+        """What :meth:`list` finds, or nothing when the directory cannot be read (for a
+        suggestion in a not-found message, which must not fail on its own)."""
+        try:
+            return self.list()
+        except OSError:
+            return []
+
     def _load(self, name: str, relative: str) -> tuple[Profile, FileSignature]:
         source = os.path.abspath(os.path.join(self._dir.path, relative))
         try:
@@ -87,6 +97,7 @@ class FileRepository:
         except FileProblem as err:
             why = (
                 f"not found (looked for {name}.yaml or {name}.yml in {os.path.abspath(self._dir.path)})"
+                + did_you_mean(name, self._listed())
                 if err.kind == "missing"
                 else str(err)
             )

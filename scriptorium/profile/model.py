@@ -7,7 +7,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -18,6 +18,7 @@ __all__ = [
     "Profile",
     "RateLimits",
     "SettingsPatch",
+    "is_insecure_endpoint",
     "is_valid_profile_name",
     "looks_like_secret",
     "redact_secret_shapes",
@@ -69,16 +70,27 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def validate_endpoint(url: str) -> str:
-    """Check an endpoint URL: https anywhere, http only for loopback hosts; no credentials in it."""
+def validate_endpoint(url: str, *, allow_insecure_http: bool = False) -> str:
+    """Check an endpoint URL: https anywhere, http only for loopback hosts (or, with
+    ``allow_insecure_http``, any host: a gateway on a private network); no credentials in it."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("endpoint must be an http(s) URL with a host")
     if parts.username or parts.password:
         raise ValueError("endpoint must not carry credentials")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
-        raise ValueError("endpoint must use https unless the host is loopback")
+    if parts.scheme == "http" and not allow_insecure_http and not _is_loopback(parts.hostname):
+        raise ValueError(
+            "endpoint must use https unless the host is loopback (for a gateway on a private "
+            "network, set allow_insecure_http: true in the profile)"
+        )
     return url
+
+
+def is_insecure_endpoint(url: str) -> bool:
+    """Whether ``url`` is plain http to a host that is not loopback (keys and prompts travel in
+    the clear): allowed only by a profile's ``allow_insecure_http``."""
+    parts = urlsplit(url)
+    return parts.scheme == "http" and not _is_loopback(parts.hostname or "")
 
 
 class ExecutionSettings(BaseModel):
@@ -160,13 +172,17 @@ class Profile(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     #: Rate budgets shared by every worker of a batch (None: unlimited).
     limits: RateLimits | None = None
+    #: Plain ``http://`` to a host that is not loopback (a gateway on a private network) is
+    #: refused unless this is true; ``check`` warns about profiles that set it.
+    allow_insecure_http: bool = False
     #: The file the profile came from (for relative paths in ``options``); not part of its hash.
     source: str | None = Field(default=None, exclude=True)
 
-    @field_validator("endpoint")
-    @classmethod
-    def _endpoint(cls, value: str | None) -> str | None:
-        return None if value is None else validate_endpoint(value)
+    @model_validator(mode="after")
+    def _endpoint(self) -> Profile:
+        if self.endpoint is not None:
+            validate_endpoint(self.endpoint, allow_insecure_http=self.allow_insecure_http)
+        return self
 
     @field_validator("api_key_env")
     @classmethod
@@ -188,4 +204,6 @@ class Profile(BaseModel):
             del data["limits"]
         else:
             data["limits"] = self.limits.given()
+        if not self.allow_insecure_http:
+            del data["allow_insecure_http"]  # the same: only a profile that sets it differs
         return data

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 from pathlib import Path
 
 from scriptorium._files import ConfinedDir, FileProblem, FileSignature, signature
 from scriptorium._loading import FormatProblem, decode_utf8, load_reason
+from scriptorium._suggest import did_you_mean
 from scriptorium.errors import PromptLoadError, translate
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 from scriptorium.promptdef.parse import check_prompt_id, parse_prompt
@@ -66,6 +68,14 @@ class FileRepository:
                     ids.append(prompt_id)
         return sorted(ids)
 
+    def _listed(self) -> builtins.list[str]:
+        """What :meth:`list` finds, or nothing when the directory cannot be read (for a
+        suggestion in a not-found message, which must not fail on its own)."""
+        try:
+            return self.list()
+        except OSError:
+            return []
+
     def _load(self, prompt_id: str, relative: str) -> tuple[PromptDefinition, FileSignature]:
         try:
             read = self._dir.read(relative, max_bytes=MAX_PROMPT_BYTES)
@@ -73,6 +83,7 @@ class FileRepository:
         except FileProblem as err:
             why = (
                 f"not found (looked for {relative} in {os.path.abspath(self._dir.path)})"
+                + did_you_mean(prompt_id, self._listed())
                 if err.kind == "missing"
                 else str(err)
             )

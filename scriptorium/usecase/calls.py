@@ -15,12 +15,13 @@ attributes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Protocol, cast, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
-from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
 from scriptorium.llm.streaming import astream_of, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
 from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
@@ -35,6 +36,8 @@ from scriptorium.usecase.repair import (
 )
 
 __all__ = ["Callees", "acall", "astream", "boundary", "call", "count_tokens", "stream"]
+
+_log = logging.getLogger("scriptorium.runner")
 
 
 class Callees:
@@ -69,7 +72,20 @@ class Callees:
 
 
 def boundary(step: Step) -> LLMBoundary:
-    """The LLM boundary of ``step``: the run's context for errors, the key to scrub."""
+    """The LLM boundary of ``step``: the run's context for errors, the key to scrub. Every step
+    of every driver passes here once, so a repair is announced here (INFO, ``-v``)."""
+    if isinstance(step, Repair):
+        issues = step.context.issues
+        # Where and which rule, not the message: it may quote the output, which may quote inputs.
+        first = f": {issues[0].path or '/'} fails {issues[0].keyword or 'parse'}" if issues else ""
+        _log.info(
+            "repairing the output of %s (repair %d, %d issue%s%s)",
+            step.plan.prepared.prompt_id,
+            step.context.attempt,
+            len(issues),
+            "" if len(issues) == 1 else "s",
+            first[:200],
+        )
     return LLMBoundary(step.plan.prepared, step.plan.request, step.what)
 
 
@@ -102,14 +118,17 @@ async def acall(step: Step, callees: Callees) -> Outcome:
         return err
 
 
-def count_tokens(plan: Plan, client: object) -> int | None:
+def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:
     """The input tokens of ``plan``'s request as the client counts them (its ``count_tokens``,
     e.g. Anthropic's counting endpoint), inside the LLM boundary; None when it has no count (no
-    such method, or an answer that is not a count)."""
+    such method, or an answer that is not a count); :class:`Uncounted` when its endpoint said
+    it could not count."""
     if not supports(client, TokenCounter):
         return None
     with LLMBoundary(plan.prepared, plan.request, "counting tokens"):
         counted = cast(TokenCounter, client).count_tokens(plan.request)
+    if isinstance(counted, Uncounted):
+        return counted
     if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0:
         return counted
     return None

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import PurePath
 from typing import Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from scriptorium._nulls import absent_when_null
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
 from scriptorium.errors import OutputInvalidError, describe
 from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage
@@ -26,6 +28,8 @@ __all__ = [
 ]
 
 SettingSource = Literal["default", "profile", "override"]
+#: Request fields for which JSON null means the field was not given.
+_ABSENT_WHEN_NULL = ("inputs", "artifacts", "overrides", "metadata")
 T = TypeVar("T")
 
 
@@ -56,6 +60,21 @@ class RunRequest(BaseModel):
     api_key: APIKey | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        # Generated OpenAPI clients send every optional field, as null when unset: null here
+        # means "not given", for the library, the HTTP API and the kernel alike.
+        return absent_when_null(data, _ABSENT_WHEN_NULL)
+
+    @field_validator("artifacts", mode="before")
+    @classmethod
+    def _paths_as_references(cls, value: Any) -> Any:
+        # A pathlib path is a reference like its text (the reader still confines it to the root).
+        if isinstance(value, dict) and any(isinstance(v, PurePath) for v in value.values()):
+            return {k: v.as_posix() if isinstance(v, PurePath) else v for k, v in value.items()}
+        return value
+
 
 class ArtifactRecord(BaseModel):
     """An artifact as prepared: where it came from and its digest, not its content.
@@ -80,7 +99,8 @@ class PreparedRun(BaseModel):
     ``system`` and ``messages`` are what the provider's adapter sends: for a structured output
     whose strategy puts the schema in the prompt, ``system`` includes those instructions.
     ``ignored_settings`` names the settings that have a value (shown in ``settings`` with their
-    source) but that the provider does not take, so they are not sent.
+    source) but that the provider does not take, so they are not sent. ``output.strategy`` is
+    the structured-output strategy the provider's adapter will use (``auto`` resolved).
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -104,6 +124,10 @@ class PreparedRun(BaseModel):
     request_hash: str
     #: Prompt caching asked of the provider (None: off); not part of any hash.
     cache: CacheDirectives | None = None
+    #: Schema keywords the provider's schema reduction leaves out of what it sends (the full
+    #: schema is still validated locally), as the adapter will report them in
+    #: ``RunResult.metadata["schema_dropped"]``.
+    schema_dropped: tuple[str, ...] = ()
 
 
 class OutputRecord(BaseModel):
@@ -156,9 +180,12 @@ class RunResult(BaseModel):
     def raise_for_validation(self) -> RunResult:
         """Raise ``OutputInvalidError`` when the output failed its contract; else return self."""
         if not self.validation.valid:
-            first = self.validation.issues[0].message if self.validation.issues else "invalid"
+            issues = self.validation.issues
+            # Every issue, each where it is (a JSON Pointer): the first alone hides the rest.
+            listed = "; ".join(f"{i.path or '/'}: {i.message}" for i in issues[:20])
+            more = f"; and {len(issues) - 20} more" if len(issues) > 20 else ""
             raise OutputInvalidError(
-                f"output of {self.prepared.prompt_id!r} is invalid: {first}",
+                f"output of {self.prepared.prompt_id!r} is invalid: {listed or 'invalid'}{more}",
                 prompt_id=self.prepared.prompt_id,
                 profile=self.prepared.profile,
                 issues=[i.model_dump() for i in self.validation.issues],

@@ -64,6 +64,7 @@ class Planner:
         providers: Registry,
         env: Mapping[str, str] | None = None,
         default_profile: str | None = None,
+        known_providers_only: bool = False,
     ) -> None:
         self._prompts = prompts
         self._profiles = profiles
@@ -73,6 +74,7 @@ class Planner:
         self._providers = providers
         self._env = env
         self._default_profile = default_profile
+        self._known_only = known_providers_only
         # Values derived from frozen objects only, remembered by those objects' identity.
         self._hashes: IdentityMemo[str] = IdentityMemo()
         self._effective_memo: IdentityMemo[
@@ -82,6 +84,7 @@ class Planner:
             IdentityMemo()
         )
         self._inputs_contracts: IdentityMemo[OutputContract] = IdentityMemo()
+        self._shown: IdentityMemo[OutputContract] = IdentityMemo()
 
     def plan(self, request: RunRequest) -> Plan:
         """The plan of ``request``; raises the step's sentinel when a step fails."""
@@ -99,12 +102,17 @@ class Planner:
             profile=profile_name,
         ):
             profile = self._profiles.get(profile_name)
-        spec = self._providers.find(profile.provider)
+        if self._known_only:
+            spec: ProviderSpec | None = steps.known_provider(profile, self._providers)
+        else:  # an injected client serves every profile, whatever its provider's name
+            spec = self._providers.find(profile.provider)
+        env = os.environ if self._env is None else self._env
         settings, sources, target = self._effective(profile, request, spec)
+        target = steps.resolve_endpoint(target, profile, spec, env, prompt_id=prompt_id)
         key = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
-            os.environ if self._env is None else self._env,
+            env,
             prompt_id=prompt_id,
             needs_key=spec is not None and spec.needs_key,
         )
@@ -149,6 +157,11 @@ class Planner:
                 check_media(llm_request, limits, prompt_id=prompt_id, profile=profile.name)
             # What the provider's adapter sends: prepare shows that, not the request before it.
             view = spec.wire_view(llm_request)
+        if view.strategy is not None and view.strategy != contract.strategy:
+            # Shown as the adapter will send it: `auto` resolved to what the model supports.
+            contract = self._shown.get(
+                (contract,), view.strategy, _resolved, contract, view.strategy
+            )
         prompt_hash, request_hash = prompt_and_request_hashes(
             rendered, llm_request, contract.schema_hash, shown_system=view.system
         )
@@ -171,6 +184,7 @@ class Planner:
             rendered_prompt_hash=prompt_hash,
             request_hash=request_hash,
             cache=cache,
+            schema_dropped=view.dropped,
         )
         return Plan(prepared=prepared, request=llm_request)
 
@@ -220,6 +234,10 @@ def _contract(
 ) -> tuple[OutputContract, StructuredOutput | None]:
     contract = steps.output_contract(definition, loaded, repair_attempts)
     return contract, steps.structured_output(definition, contract)
+
+
+def _resolved(contract: OutputContract, strategy: str) -> OutputContract:
+    return contract.model_copy(update={"strategy": strategy})
 
 
 def _pricing(profile: Profile) -> dict[str, float] | None:

@@ -7,10 +7,12 @@ functions here hold no state, so a Runner can serve many requests at once.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
+from scriptorium._suggest import did_you_mean
 from scriptorium.artifact.build import DEFAULT_MAX_BYTES, artifact_from_content
 from scriptorium.artifact.model import Artifact, ArtifactContent
 from scriptorium.artifact.reader import Reader
@@ -19,13 +21,14 @@ from scriptorium.errors import (
     APIKeyRequiredError,
     ArtifactLoadError,
     InvalidRequestError,
+    ProfileLoadError,
     ProfileRequiredError,
     ValidationError,
     translate,
 )
 from scriptorium.hashing import canonical_json, hash_json
 from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target
-from scriptorium.llm.registry import provider_needs_key
+from scriptorium.llm.registry import ProviderSpec, Registry, provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
@@ -45,10 +48,12 @@ __all__ = [
     "credential",
     "definition_hash",
     "inputs_contract",
+    "known_provider",
     "load_output_schema",
     "merge_settings",
     "output_contract",
     "read_artifacts",
+    "resolve_endpoint",
     "select_profile",
     "structured_output",
     "target_for",
@@ -115,12 +120,17 @@ def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None 
         model = overrides.model
         explicit.append("model")
     endpoint = profile.endpoint
+    source: Literal["profile", "override"] | None = None
     if endpoint is not None:
         explicit.append("endpoint")
+        source = "profile"
     if overrides.endpoint is not None:
         with translate(InvalidRequestError, "invalid endpoint override", field="endpoint"):
-            endpoint = validate_endpoint(overrides.endpoint)
+            endpoint = validate_endpoint(
+                overrides.endpoint, allow_insecure_http=profile.allow_insecure_http
+            )
         explicit.append("endpoint")
+        source = "override"
     if profile.api_key_env:
         explicit.append("api_key_env")
     if needs_key is None:
@@ -137,7 +147,55 @@ def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None 
         endpoint=endpoint,
         api_key_env=profile.api_key_env,
         explicit=tuple(dict.fromkeys(explicit)),
+        endpoint_source=source,
     )
+
+
+def known_provider(profile: Profile, providers: Registry) -> ProviderSpec:
+    """Step 3a, for a run whose client routes by provider: the profile's provider must be one the
+    registry knows. ``ProfileLoadError`` (before any key is looked up, so a typo is never
+    reported as a missing key) naming the known providers and the closest one."""
+    spec = providers.find(profile.provider)
+    if spec is None:
+        raise ProfileLoadError(
+            f"profile {profile.name!r}: {providers.unknown_message(profile.provider)}",
+            profile=profile.name,
+            reason="invalid",
+        )
+    return spec
+
+
+def resolve_endpoint(
+    target: Target,
+    profile: Profile,
+    spec: ProviderSpec | None,
+    env: Mapping[str, str],
+    *,
+    prompt_id: str | None = None,
+) -> Target:
+    """Step 4c: a target with no endpoint takes the provider SDK's own base-URL variable from
+    ``env`` (source ``env``); then the endpoint, wherever it came from, must be one the provider
+    can use (its spec's rule, such as no ``/v1`` on an Anthropic base URL)."""
+    variable = None if spec is None else spec.base_url_env
+    if target.endpoint is None and variable:
+        value = env.get(variable)
+        if value:
+            with translate(
+                InvalidRequestError, f"invalid {variable}", field="endpoint", prompt_id=prompt_id
+            ):
+                validate_endpoint(value, allow_insecure_http=profile.allow_insecure_http)
+            target = target.model_copy(update={"endpoint": value, "endpoint_source": "env"})
+    problem = (
+        None if spec is None or target.endpoint is None else spec.check_endpoint(target.endpoint)
+    )
+    if problem is not None:
+        if target.endpoint_source == "profile":
+            raise ProfileLoadError(
+                f"profile {profile.name!r}: {problem}", profile=profile.name, reason="invalid"
+            )
+        where = variable if target.endpoint_source == "env" else "the endpoint override"
+        raise InvalidRequestError(f"{where}: {problem}", field="endpoint", prompt_id=prompt_id)
+    return target
 
 
 def credential(
@@ -229,14 +287,18 @@ def check_declared_inputs(definition: PromptDefinition, inputs: Mapping[str, Any
     if not isinstance(schema, dict):
         return
     declared = schema.get("properties")
-    if not isinstance(declared, dict) or any(k in schema for k in _EXTRAS_KEYWORDS):
+    # ``additionalProperties: false`` refuses the same names: said the same way, with a hint.
+    stated = [k for k in _EXTRAS_KEYWORDS if k in schema]
+    closed = stated == ["additionalProperties"] and schema["additionalProperties"] is False
+    if not isinstance(declared, dict) or (stated and not closed):
         return
     undeclared = sorted(set(inputs) - set(declared))
     if undeclared:
         names = ", ".join(repr(n) for n in undeclared)
         known = ", ".join(repr(n) for n in sorted(declared)) or "none"
+        hint = did_you_mean(undeclared[0], declared)
         raise InvalidRequestError(
-            f"prompt {definition.id!r} declares no input {names} (declared inputs: {known})",
+            f"prompt {definition.id!r} declares no input {names} (declared inputs: {known}){hint}",
             prompt_id=definition.id,
             field="inputs",
         )
@@ -265,7 +327,10 @@ def validate_inputs(
         contract = contract_for(loaded)
         verdict = validator.validate(encoded.decode("utf-8"), contract)
     if not verdict.valid:
-        details = "; ".join(_input_issue(i.path, i.keyword, i.message) for i in verdict.issues[:5])
+        details = "; ".join(
+            _input_issue(i.path, i.keyword, i.message, definition.inputs, inputs)
+            for i in verdict.issues[:5]
+        )
         raise InvalidRequestError(
             f"inputs do not match prompt {definition.id!r}: {details}",
             prompt_id=definition.id,
@@ -279,13 +344,105 @@ def validate_inputs(
 _NAMING_KEYWORDS = frozenset({"required", "additionalProperties", "unevaluatedProperties"})
 
 
-def _input_issue(path: str, keyword: str, message: str) -> str:
-    """One inputs problem for an error message: where and which rule, never the failing value
+def _input_issue(path: str, keyword: str, message: str, schema: Any, inputs: Any) -> str:
+    """One inputs problem for an error message: where, what the schema expected there (its type
+    or limit, read from the schema) and the kind of value given, never the failing value itself
     (an input may be a key pasted into the wrong field)."""
     where = path or "/"
     if keyword in _NAMING_KEYWORDS:
         return f"{where}: {redact_secret_shapes(message)}"
-    return f"{where}: fails {keyword!r}" if keyword else f"{where}: invalid"
+    if not keyword:
+        return f"{where}: invalid"
+    expected = _expectation(_subschema(schema, path), keyword)
+    if expected is None:
+        return f"{where}: fails {keyword!r}"
+    given = _json_type(_pointed(inputs, path))
+    got = f", got {given}" if keyword == "type" and given else ""
+    return f"{where}: expected {expected}{got} (fails {keyword!r})"
+
+
+_BOUNDS = {
+    "minimum": "at least {}",
+    "maximum": "at most {}",
+    "exclusiveMinimum": "more than {}",
+    "exclusiveMaximum": "less than {}",
+    "minLength": "at least {} characters",
+    "maxLength": "at most {} characters",
+    "minItems": "at least {} items",
+    "maxItems": "at most {} items",
+    "minProperties": "at least {} properties",
+    "maxProperties": "at most {} properties",
+    "multipleOf": "a multiple of {}",
+    "format": "format {!r}",
+    "pattern": "text matching {!r}",
+}
+
+
+def _expectation(schema: Any, keyword: str) -> str | None:
+    """What ``schema`` asks by ``keyword``, in words (``type`` -> ``integer``, ``maximum`` ->
+    ``at most 5``); None when the schema does not say it plainly there."""
+    if not isinstance(schema, Mapping) or keyword not in schema:
+        return None
+    value = schema[keyword]
+    if keyword == "type":
+        names = [value] if isinstance(value, str) else value
+        if isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+            return " or ".join(names)
+        return None
+    if keyword in ("enum", "const"):
+        choices = value if keyword == "enum" else [value]
+        if isinstance(choices, list) and choices:
+            shown = ", ".join(json.dumps(c, ensure_ascii=False)[:40] for c in choices[:8])
+            more = ", ..." if len(choices) > 8 else ""
+            return f"one of {shown}{more}" if keyword == "enum" else shown
+        return None
+    template = _BOUNDS.get(keyword)
+    return None if template is None else template.format(value)
+
+
+def _segments(path: str) -> list[str]:
+    return [s.replace("~1", "/").replace("~0", "~") for s in path.split("/")[1:]] if path else []
+
+
+def _subschema(schema: Any, path: str) -> Any:
+    """The schema that applies at instance ``path``, following ``properties`` and ``items`` (the
+    plain cases; None where a composition or reference decides)."""
+    for segment in _segments(path):
+        if not isinstance(schema, Mapping):
+            return None
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and segment in properties:
+            schema = properties[segment]
+        elif segment.isdigit() and isinstance(schema.get("items"), Mapping):
+            schema = schema["items"]
+        else:
+            return None
+    return schema
+
+
+def _pointed(value: Any, path: str) -> Any:
+    for segment in _segments(path):
+        if isinstance(value, Mapping):
+            value = value.get(segment)
+        elif isinstance(value, list | tuple) and segment.isdigit() and int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return None
+    return value
+
+
+def _json_type(value: Any) -> str | None:
+    """The JSON type name of ``value`` (never the value)."""
+    if isinstance(value, bool):
+        return "boolean"
+    for python, name in ((str, "string"), (int, "integer"), (float, "number")):
+        if isinstance(value, python):
+            return name
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "null" if value is None else None
 
 
 def _require_string_keys(inputs: Mapping[str, Any]) -> None:
@@ -316,8 +473,11 @@ def read_artifacts(
     file (declared type, ``max_bytes``, decoding) without the reader."""
     undeclared = sorted(set(refs) - set(definition.artifacts))
     if undeclared:
+        declared = ", ".join(repr(n) for n in sorted(definition.artifacts)) or "none"
+        hint = did_you_mean(undeclared[0], definition.artifacts)
         raise InvalidRequestError(
-            f"prompt {definition.id!r} declares no artifact named {', '.join(undeclared)}",
+            f"prompt {definition.id!r} declares no artifact named {', '.join(undeclared)} "
+            f"(declared artifacts: {declared}){hint}",
             prompt_id=definition.id,
             field="artifacts",
         )

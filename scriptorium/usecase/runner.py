@@ -51,6 +51,10 @@ def _new_id() -> str:
 class Runner:
     """Executes prompt definitions through injected collaborators.
 
+    ``known_providers_only``: the client routes by provider name (the engine's router), so a
+    profile naming a provider the registry does not know is refused when it is loaded; an
+    injected client serves every profile, so by default any name is accepted.
+
     The constructor only stores its collaborators (no I/O). ``run`` always goes through the same
     preparation as ``prepare``; nothing is kept between requests except content-keyed caches.
     """
@@ -71,6 +75,7 @@ class Runner:
         default_profile: str | None = None,
         observer: Observer | None = None,
         providers: Registry | None = None,
+        known_providers_only: bool = False,
     ) -> None:
         self._planner = Planner(
             prompts=prompts,
@@ -81,6 +86,7 @@ class Runner:
             providers=providers or default_registry(),
             env=env,
             default_profile=default_profile,
+            known_providers_only=known_providers_only,
         )
         self._callees = Callees(client, repairer)
         self._validator = validator
@@ -135,11 +141,19 @@ class Runner:
         plan = self._planner.plan(request)
         target = plan.prepared.target
         counted = calls.count_tokens(plan, self._callees.client)
+        if isinstance(counted, int):
+            return TokenCount(
+                input_tokens=counted,
+                estimated=False,
+                provider=target.provider,
+                model=target.model,
+            )
         return TokenCount(
-            input_tokens=estimate_input_tokens(plan.request) if counted is None else counted,
-            estimated=counted is None,
+            input_tokens=estimate_input_tokens(plan.request),
+            estimated=True,
             provider=target.provider,
             model=target.model,
+            reason=None if counted is None else counted.reason,
         )
 
     def _run(self, request: RunRequest, answer: Answer | None) -> RunResult:

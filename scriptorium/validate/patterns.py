@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from types import FunctionType
 from typing import Any
 
+from scriptorium._version import install_hint
+
 __all__ = [
     "SafeRe",
     "UnsafePattern",
@@ -145,7 +147,7 @@ def _matcher(pattern: str) -> _Matcher:
         )
     raise UnsafePattern(
         "can backtrack exponentially in Python's regex engine (nested or repeated "
-        "repetitions); install scriptorium[re2] for linear-time matching, or simplify it"
+        f"repetitions); {install_hint('re2')} for linear-time matching, or simplify it"
     )
 
 

@@ -132,8 +132,18 @@ def test_help_and_version_return_zero(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--artifact" in capsys.readouterr().out
 
 
-def test_a_missing_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 2
+def test_no_command_prints_the_help_and_succeeds(capsys: pytest.CaptureFixture[str]) -> None:
+    """`scriptorium` alone is a request for help (it was a usage error, exit 2, before the
+    command line's turn-3 contract said otherwise)."""
+    assert main([]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("usage: scriptorium")
+    assert "run" in captured.out
+    assert captured.err == ""
+
+
+def test_an_unknown_command_is_still_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rnu"]) == 2
     assert capsys.readouterr().err.startswith("scriptorium: usage: ")
 
 

@@ -8,7 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.lenient import FAMILIES
+
+# Seconds each (one took 17 s on a quiet 2-core machine): run by `make ci`, not `make test`.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 

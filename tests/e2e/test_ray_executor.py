@@ -27,7 +27,8 @@ from tests.executor_support import (
 )
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.usefixtures("ray_cluster")
+# A real cluster: seconds to start, seconds per test; run by `make ci`, not `make test`.
+pytestmark = [pytest.mark.usefixtures("ray_cluster"), pytest.mark.slow]
 
 
 def _read(path: Path) -> list[dict[str, object]]:

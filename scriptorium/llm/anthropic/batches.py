@@ -81,6 +81,7 @@ class AnthropicBatches(SDKBatches):
         limits: BatchLimits | None = None,
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
+        model: str = "",
     ) -> None:
         super().__init__(
             provider=PROVIDER,
@@ -90,6 +91,8 @@ class AnthropicBatches(SDKBatches):
             hooks=hooks,
             classify=classify,
             make_client=sdk_factory or default_factory,
+            model=model,
+            default_base_url=DEFAULT_BASE_URL,
         )
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:
@@ -149,7 +152,7 @@ class AnthropicBatches(SDKBatches):
             raise _row_error(row, model)
         call = Call(request)
         body = call.read(json.dumps(row.body).encode("utf-8"))
-        return batch_priced(call.response((body, None), 1, 0.0), request, {}, PRICES)
+        return batch_priced(call.response((body, {}), 1, 0.0), request, {}, PRICES)
 
 
 def _row(line: Any) -> RowResult:

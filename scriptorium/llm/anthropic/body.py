@@ -229,7 +229,7 @@ def wire_view(request: LLMRequest) -> WireView:
     system = request.system
     if blocks.instructions:
         system = _with_instructions(system or "", blocks.instructions)
-    return WireView(system, blocks.strategy, ignored)
+    return WireView(system, blocks.strategy, ignored, blocks.dropped)
 
 
 def _ignored(settings: ExecutionSettings) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.adapter import SDKCall, key_of
+from scriptorium.llm.adapter import SDKCall, forced_tool_finish, key_of, reply_metadata
 from scriptorium.llm.anthropic.api import DEFAULT_BASE_URL, PRICES, PROVIDER
 from scriptorium.llm.anthropic.body import MessagesBody, build_body
 from scriptorium.llm.anthropic.cache import one_hour_writes
@@ -17,10 +17,11 @@ from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
 
-__all__ = ["FINISH", "USAGE_FIELDS", "Call", "Result"]
+__all__ = ["FINISH", "USAGE_FIELDS", "Call", "Result", "reply_info"]
 
-#: What one successful attempt gives: the parsed 200 body and the request id.
-Result = tuple[dict[str, Any], str | None]
+#: What one successful attempt gives: the parsed 200 body and what its headers said
+#: (:func:`reply_info`: the request id, a gateway's cost).
+Result = tuple[dict[str, Any], dict[str, Any]]
 
 #: The API's stop reasons as scriptorium's finish reasons (any other passes through).
 FINISH = {
@@ -52,6 +53,12 @@ def _usage_ok(usage: Any) -> bool:
     return True
 
 
+def reply_info(headers: Any) -> dict[str, Any]:
+    """What a Messages answer's headers say: its ``request-id`` (or a gateway's), a gateway's
+    reported cost (:func:`scriptorium.llm.adapter.reply_metadata`)."""
+    return reply_metadata(headers, "request-id")
+
+
 class Call(SDKCall[Result]):
     """One request's translation to and from the Messages API: the checks, the body (built once,
     media spliced in as it is sent), one attempt, and the answer read back."""
@@ -81,13 +88,13 @@ class Call(SDKCall[Result]):
         """One POST of the body; the parsed 200 body and the request id."""
         with self.wire.sending(client, self.sent.body) as body:
             content, headers = post_messages(client, body, timeout_s)
-        return self.read(content), headers.get("request-id")
+        return self.read(content), reply_info(headers)
 
     async def asend(self, client: Any, timeout_s: float) -> Result:
         """The async twin of :meth:`send`."""
         with self.wire.sending(client, self.sent.body) as body:
             content, headers = await apost_messages(client, body, timeout_s)
-        return self.read(content), headers.get("request-id")
+        return self.read(content), reply_info(headers)
 
     def read(self, content: bytes) -> dict[str, Any]:
         """The parsed 200 body; anything unusable raises ``invalid_response`` (not retried)."""
@@ -122,9 +129,9 @@ class Call(SDKCall[Result]):
 
     def response(self, result: Result, attempts: int, elapsed_s: float) -> LLMResponse:
         """The ``LLMResponse`` of a Messages body (from a reply, a folded stream or a batch row)
-        and its request id."""
-        body, request_id = result
-        metadata: dict[str, Any] = {"request_id": request_id}
+        and what its headers said (:func:`reply_info`)."""
+        body, reply = result
+        metadata: dict[str, Any] = {"request_id": None, **reply}
         if isinstance(body.get("id"), str):
             metadata["response_id"] = body["id"]
         output = self.sent.output
@@ -137,8 +144,7 @@ class Call(SDKCall[Result]):
         text, tool_called = self._text(body["content"])
         stop_reason = body.get("stop_reason")
         finish = FINISH.get(stop_reason, stop_reason) if isinstance(stop_reason, str) else "unknown"
-        if tool_called and finish == "tool_use":
-            finish = "stop"  # the forced tool call *is* the complete answer
+        finish = forced_tool_finish(finish, tool_called)
         if finish != stop_reason:
             metadata["provider_finish_reason"] = stop_reason
         raw_usage = body.get("usage")

@@ -14,8 +14,10 @@ half-built SDK object, and the request id comes straight from the headers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
+from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
 from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, DEFAULT_BASE_URL, PROVIDER
 from scriptorium.llm.anthropic.body import count_tokens_body
@@ -30,12 +32,24 @@ from scriptorium.llm.anthropic.sdk import (
 from scriptorium.llm.anthropic.stream import astream as stream_async
 from scriptorium.llm.anthropic.stream import stream as stream_sync
 from scriptorium.llm.client import StreamItem
-from scriptorium.llm.model import Failure, LLMRequest
+from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
 
 __all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
+
+
+#: Statuses by which an endpoint says it cannot count tokens (a gateway without the route).
+_CANNOT_COUNT = frozenset({404, 405, 500, 501})
+
+
+def _counting(err: BaseException) -> Failure:
+    """The classifier, except that an endpoint saying it cannot count is not asked again."""
+    failure = classify(err)
+    if failure.http_status in _CANNOT_COUNT:
+        return dataclasses.replace(failure, retryable=False)
+    return failure
 
 
 class AnthropicClient(SDKAdapter):
@@ -70,9 +84,14 @@ class AnthropicClient(SDKAdapter):
         """The async twin of :meth:`stream`."""
         return stream_async(self.clients, self.hooks, request)
 
-    def count_tokens(self, request: LLMRequest) -> int:
+    def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send for ``request``, from the API's
-        token-counting endpoint (free, but rate limited); retried like a generation."""
+        token-counting endpoint (free, but rate limited); retried like a generation.
+
+        An endpoint that cannot count (a gateway without the route answers 404, 405, 500 or
+        501, or a 200 that is no count) is :class:`Uncounted` with the reason, at once and
+        without retries: the caller estimates instead. Other failures (a bad key, a rate limit)
+        raise as for a generation."""
         call = Call(request)
         client = self.clients.sync(call.base_url, call.key)
         body = count_tokens_body(call.sent.body)
@@ -86,5 +105,14 @@ class AnthropicClient(SDKAdapter):
             )
             return call.read_count(response.content)
 
-        count, _, _ = call_with_retry(attempt, classify, **call.retry_args(self.hooks))
+        try:
+            count, _, _ = call_with_retry(attempt, _counting, **call.retry_args(self.hooks))
+        except LLMGenerateError as err:
+            if err.reason != "invalid_response" and err.http_status not in _CANNOT_COUNT:
+                raise
+            status = f"HTTP {err.http_status}" if err.http_status else err.reason
+            return Uncounted(
+                f"{call.base_url} has no working token-counting endpoint "
+                f"({COUNT_TOKENS_PATH} answered {status})"
+            )
         return count

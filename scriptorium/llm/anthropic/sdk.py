@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.anthropic.api import ERROR_STATUS, MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.direct import direct_post
@@ -53,7 +54,7 @@ def sdk() -> Any:
                 except ImportError as err:
                     raise LLMGenerateError(
                         "the anthropic provider needs the 'anthropic' package: "
-                        "pip install 'scriptorium[anthropic]'",
+                        + install_hint("anthropic"),
                         reason="provider_unavailable",
                         provider=PROVIDER,
                     ) from err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scriptorium.llm.adapter import key_of
 from scriptorium.llm.anthropic.api import (
@@ -49,7 +50,11 @@ def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks)
     from scriptorium.llm.anthropic.batches import AnthropicBatches
 
     return AnthropicBatches(
-        key=key_of(request), base_url=request.target.endpoint, limits=limits, hooks=hooks
+        key=key_of(request),
+        base_url=request.target.endpoint,
+        limits=limits,
+        hooks=hooks,
+        model=request.target.model,
     )
 
 
@@ -63,6 +68,18 @@ def _classify(err: BaseException) -> Failure:
     from scriptorium.llm.anthropic.sdk import classify
 
     return classify(err)
+
+
+def _endpoint_problem(endpoint: str) -> str | None:
+    # The SDK appends /v1/messages to the base URL: one ending in /v1 would post to
+    # /v1/v1/messages and come back as a bare not_found.
+    path = urlsplit(endpoint).path.rstrip("/")
+    if path.endswith("/v1"):
+        return (
+            f"an Anthropic endpoint is the base URL without /v1 (the SDK adds /v1/messages): "
+            f"drop the trailing /v1 from {endpoint}"
+        )
+    return None
 
 
 SPEC = ProviderSpec(
@@ -82,4 +99,5 @@ SPEC = ProviderSpec(
     prices=PRICES,
     cache_minimum=_cache_minimum,
     classify=_classify,
+    endpoint_problem=_endpoint_problem,
 )

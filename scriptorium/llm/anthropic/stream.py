@@ -27,7 +27,7 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.adapter import broken_stream
 from scriptorium.llm.anthropic.api import MESSAGES_PATH, PROVIDER
-from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call
+from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, reply_info
 from scriptorium.llm.anthropic.sdk import classify, sdk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
@@ -249,8 +249,8 @@ def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iter
             yield tail
     finally:
         events.close()
-    request_id = events.response.headers.get("request-id")
-    yield call.response((fold.body(), request_id), attempts, time.perf_counter() - started)
+    reply = reply_info(events.response.headers)
+    yield call.response((fold.body(), reply), attempts, time.perf_counter() - started)
 
 
 async def astream(
@@ -290,5 +290,5 @@ async def astream(
             yield tail
     finally:
         await events.close()
-    request_id = events.response.headers.get("request-id")
-    yield call.response((fold.body(), request_id), attempts, time.perf_counter() - started)
+    reply = reply_info(events.response.headers)
+    yield call.response((fold.body(), reply), attempts, time.perf_counter() - started)

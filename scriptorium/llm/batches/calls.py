@@ -4,6 +4,7 @@ succeeded row at the batch rate."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -24,8 +25,18 @@ _READ = RetryPolicy(max_retries=2, timeout_s=300.0)
 _CREATE = RetryPolicy(max_retries=0, timeout_s=300.0)
 
 
+#: Statuses by which an endpoint says it has no such route: a batch API it does not serve. A
+#: gateway (any base URL but the provider's own) also answers 500 for a route it lacks.
+_NO_ROUTE = frozenset({404, 405, 501})
+_NO_ROUTE_AT_GATEWAY = _NO_ROUTE | {500}
+
+
 class BatchCalls:
-    """Runs one SDK call through scriptorium's retry loop, errors translated by ``classify``."""
+    """Runs one SDK call through scriptorium's retry loop, errors translated by ``classify``.
+
+    An endpoint that answers a batch route as missing (404, 405, 501; at a gateway, 500 too) is
+    told once, not retried: ``LLMGenerateError(reason="config")`` naming the model and saying
+    the endpoint has no batch API."""
 
     def __init__(
         self,
@@ -34,11 +45,23 @@ class BatchCalls:
         key: str,
         classify: Callable[[BaseException], Failure],
         hooks: RetryHooks | None,
+        model: str = "",
+        base_url: str | None = None,
+        gateway: bool = False,
     ) -> None:
         self._provider = provider
         self._key = key
         self._classify = classify
         self._hooks = hooks or RetryHooks()
+        self._model = model
+        self._base_url = base_url
+        self._missing = _NO_ROUTE_AT_GATEWAY if gateway else _NO_ROUTE
+
+    def _classified(self, err: BaseException) -> Failure:
+        failure = self._classify(err)
+        if failure.http_status in self._missing:
+            return dataclasses.replace(failure, retryable=False)
+        return failure
 
     def read(self, call: Callable[[float], T]) -> T:
         """An idempotent call (retried)."""
@@ -49,15 +72,30 @@ class BatchCalls:
         return self._run(call, _CREATE)
 
     def _run(self, call: Callable[[float], T], policy: RetryPolicy) -> T:
-        value, _, _ = call_with_retry(
-            call,
-            self._classify,
-            policy=policy,
-            hooks=self._hooks,
-            provider=self._provider,
-            model="",
-            secrets=(self._key,),
-        )
+        try:
+            value, _, _ = call_with_retry(
+                call,
+                self._classified,
+                policy=policy,
+                hooks=self._hooks,
+                provider=self._provider,
+                model=self._model,
+                secrets=(self._key,),
+            )
+        except LLMGenerateError as err:
+            if err.http_status not in self._missing:
+                raise
+            where = self._base_url or "the endpoint"
+            raise LLMGenerateError(
+                f"{self._provider} {self._model or '(no model)'}: {where} has no batch API "
+                f"(its batch route answered HTTP {err.http_status}); provider batches need the "
+                "provider's own API or a gateway that serves its batch routes",
+                reason="config",
+                retryable=False,
+                http_status=err.http_status,
+                provider=self._provider,
+                model=self._model or None,
+            ) from err
         return value
 
 
@@ -124,13 +162,24 @@ class SDKBatches:
         hooks: RetryHooks | None,
         classify: Callable[[BaseException], Failure],
         make_client: Callable[[bool, str, str], Any],
+        model: str = "",
+        default_base_url: str | None = None,
     ) -> None:
         self.limits = limits
         self._key = key
         self._base_url = base_url
         self._make_client = make_client
         self._sdk: Any = None
-        self._calls = BatchCalls(provider=provider, key=key, classify=classify, hooks=hooks)
+        gateway = default_base_url is not None and base_url.rstrip("/") != default_base_url
+        self._calls = BatchCalls(
+            provider=provider,
+            key=key,
+            classify=classify,
+            hooks=hooks,
+            model=model,
+            base_url=base_url,
+            gateway=gateway,
+        )
 
     def _client(self) -> Any:
         """The SDK client, built on first use after each :meth:`close`."""

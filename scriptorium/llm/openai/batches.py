@@ -72,6 +72,7 @@ class OpenAIBatches(SDKBatches):
         limits: BatchLimits | None = None,
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
+        model: str = "",
     ) -> None:
         super().__init__(
             provider=PROVIDER,
@@ -81,6 +82,8 @@ class OpenAIBatches(SDKBatches):
             hooks=hooks,
             classify=classify,
             make_client=sdk_factory or default_factory,
+            model=model,
+            default_base_url=DEFAULT_BASE_URL,
         )
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm.adapter import SDKCall, key_of
+from scriptorium.llm.adapter import SDKCall, forced_tool_finish, key_of, reply_metadata
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.openai.api import CHAT_PATH, DEFAULT_BASE_URL, PRICES, PROVIDER
@@ -31,8 +31,9 @@ FINISH = {
 
 #: A completion read: text, finish reason, usage (tokens only) and metadata.
 Completion = tuple[str, str, Usage, dict[str, Any]]
-#: What one successful attempt gives: the completion read, and the request id.
-Result = tuple[Completion, str | None]
+#: What one successful attempt gives: the completion read, and what its headers said (the
+#: request id, a gateway's cost: :func:`scriptorium.llm.adapter.reply_metadata`).
+Result = tuple[Completion, dict[str, Any]]
 
 
 def _invalid(message: str) -> LLMGenerateError:
@@ -77,8 +78,6 @@ def parse_completion(raw: bytes, strategy: str | None) -> Completion:
         metadata["response_id"] = body["id"]
     raw_finish = choices[0].get("finish_reason")
     finish = FINISH.get(raw_finish, raw_finish) if isinstance(raw_finish, str) else "stop"
-    if raw_finish != finish:
-        metadata["provider_finish_reason"] = raw_finish
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise _invalid("openai: the message's tool_calls is not a list")
@@ -88,6 +87,9 @@ def parse_completion(raw: bytes, strategy: str | None) -> Completion:
         if not isinstance(arguments, str):
             raise _invalid("openai: the tool call has no arguments")
         text = arguments
+        finish = forced_tool_finish(finish, True)
+    if raw_finish != finish:
+        metadata["provider_finish_reason"] = raw_finish
     refusal = message.get("refusal")
     if refusal is not None and not isinstance(refusal, str):
         raise _invalid("openai: the message's refusal is not text")
@@ -159,17 +161,22 @@ class Call(SDKCall[Result]):
     def read(self, raw: Any) -> Result:
         """An HTTP response (``content`` and ``headers``) read. Parsed inside the attempt, so an
         invalid 200 fails through the retry loop like any failure and carries its attempt count."""
-        return parse_completion(raw.content, self.strategy), raw.headers.get("x-request-id")
+        return parse_completion(raw.content, self.strategy), reply_metadata(
+            raw.headers, "x-request-id"
+        )
 
     def response(self, result: Result, attempts: int, elapsed_s: float) -> LLMResponse:
-        """The ``LLMResponse`` of a completion read and its request id."""
-        (text, finish, usage, metadata), request_id = result
+        """The ``LLMResponse`` of a completion read and what its headers said."""
+        (text, finish, usage, metadata), reply = result
+        request_id = reply.get("request_id")
         request = self.request
         cost, note = cost_micro(request.target.model, usage, request.pricing, prices=PRICES)
         usage = usage.model_copy(update={"cost_micro": cost, "llm_calls": attempts})
         metadata.update({"provider": PROVIDER, "strategy": self.strategy})
         if request_id:
-            metadata["request_id"] = request_id
+            metadata.update(reply)
+        elif "gateway_cost" in reply:
+            metadata["gateway_cost"] = reply["gateway_cost"]
         if note:
             metadata["pricing"] = note
         ignored = ignored_settings(request.settings)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.model import Failure
 from scriptorium.llm.openai.api import PROVIDER
@@ -47,7 +48,7 @@ def sdk() -> Any:
         import openai
     except ImportError as err:
         raise LLMGenerateError(
-            "the openai provider needs the 'openai' package (pip install 'scriptorium[openai]')",
+            f"the openai provider needs the 'openai' package ({install_hint('openai')})",
             reason="provider_unavailable",
             provider=PROVIDER,
         ) from err

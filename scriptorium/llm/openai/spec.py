@@ -49,7 +49,11 @@ def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks)
     from scriptorium.llm.openai.batches import OpenAIBatches
 
     return OpenAIBatches(
-        key=key_of(request), base_url=request.target.endpoint, limits=limits, hooks=hooks
+        key=key_of(request),
+        base_url=request.target.endpoint,
+        limits=limits,
+        hooks=hooks,
+        model=request.target.model,
     )
 
 

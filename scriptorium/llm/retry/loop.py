@@ -124,7 +124,14 @@ class _Loop:
             failure.reason,
             self.attempts,
             delay,
-            extra={**scope.log_extra(), "reason": failure.reason, "delay_s": delay},
+            extra={
+                **scope.log_extra(),
+                "reason": failure.reason,
+                "delay_s": delay,
+                # The attempt about to be made, of how many at most (the CLI's retry notice).
+                "next_attempt": self.attempts + 1,
+                "max_attempts": self.policy.max_retries + 1,
+            },
         )
         scope.notify_retry(info)
         for observer in self.hooks.on_retry:
