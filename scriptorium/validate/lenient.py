@@ -74,6 +74,7 @@ FIXES = (
     "missing_opening_quote",
     "double_escaped_quote",
     "removed_stray_bracket",
+    "missing_closing_quote",
 )
 
 #: Tags whose blocks hold a model's reasoning rather than its answer.

@@ -626,6 +626,8 @@ class Reader:
                         self._note("escaped_inner_quote")
                         unescaped = True
                 elif own:
+                    if not unescaped and inner_quotes and self._may_open(pos):
+                        return self._closed_before_delimiter(parts, pos, opener)
                     closed = self._inner_quote(parts, pos, key, inner_quotes, item, unescaped)
                     if closed:
                         return self._finish(parts, opener, pos + 1)
@@ -677,6 +679,18 @@ class Reader:
             return None
         self._note("escaped_inner_quote")
         return False
+
+    def _closed_before_delimiter(self, parts: list[str], pos: int, opener: str) -> tuple[str, int]:
+        """A quote that opens a new string right after a delimiter (``"New York, "gender": ...``)
+        while the string before it never closed: its closing quote is missing before the
+        delimiter, where the reading goes on. (Read as text, the quote would need the string to
+        hold an unescaped quote after a delimiter, which is refused.)"""
+        back = pos - 1
+        while self.text[back] in " \t":
+            back -= 1
+        value = "".join(parts)
+        self._note("missing_closing_quote")
+        return self._finish([value[: len(value) - (pos - back)]], opener, back)
 
     def _finish(self, parts: list[str], opener: str, end: int) -> tuple[str, int]:
         value = "".join(parts)

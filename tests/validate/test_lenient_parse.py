@@ -67,6 +67,7 @@ FIX_EXAMPLES: list[tuple[str, str, Callable[[Any], bool] | None]] = [
         ('{"a":: 1}', "doubled_colon"),
         ("{'re': r'\\d+'}", "python_string_prefix"),
         ('{"a": "x" + "y"}', "joined_strings"),
+        ('{"a": "x, "b": 1}', "missing_closing_quote"),
     ]
 ] + [
     (text, fix, check)
