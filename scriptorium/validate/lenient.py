@@ -29,7 +29,7 @@ from typing import Any
 from scriptorium.validate.model import ValidationIssue
 from scriptorium.validate.outcome import ParseOutcome, failed, issue
 from scriptorium.validate.readings import Budget, OutOfWork, Reading, explore, plausible
-from scriptorium.validate.tolerant import Reader, ReadError
+from scriptorium.validate.tolerant import QUOTES, Reader, ReadError
 
 __all__ = ["FIXES", "REASONING_TAGS", "recover"]
 
@@ -179,6 +179,9 @@ class _Recovery:
         if readings:
             return self._decide([(None, reading) for reading in readings], "the text")
         assert first_error is not None
+        if first_error.keyword == "truncated" and text.lstrip().startswith("("):
+            # A tuple cut off: everything after its opening is inside it.
+            return failed(issue("truncated", first_error.message))
         escaped = self._read_escaped(text)
         if escaped:
             whole = _Candidate(0, ("escaped_json",), escaped, in_prose=False)
@@ -267,14 +270,25 @@ class _Recovery:
             if string is not None and string.start() < start:
                 pos = string.end()  # ``the string "[1]"`` quotes a text; it offers no value
                 continue
-            if _member_of_bare_object(body, start):
-                # ``id: "x"\nresult {...}``: the value is one member of an object written
-                # without its braces; taking it alone would drop the other members.
-                message = f"a value inside an object without braces at offset {offset + start}"
+            if _member_of_bare_object(body, start) or _after_quoted_key(body, start):
+                # ``id: "x"\nresult {...}`` or ``..."key": {...}``: the value is one member of
+                # an object (written without braces, or broken); taking it alone would drop
+                # the other members.
+                message = f"a member's value taken out of its object at offset {offset + start}"
                 self.broken = issue("parse", message)
                 pos = _span_end(body, start)
                 continue
             readings, error = self._explore(body, start, _read_value)
+            # A bracket taken for missing is not plausible when the value is followed (space and
+            # comments skipped) by a closing bracket or a string: the text runs on, and the
+            # missing bracket may be right there.
+            probe = Reader(body, max_depth=self.max_depth)
+            readings = tuple(r for r in readings if not (r.assumed_missing and _runs_on(probe, r)))
+            if not readings and error is None:
+                message = f"a value at offset {offset + start} runs on past where it closed"
+                self.broken = issue("parse", message)
+                pos = _span_end(body, start)
+                continue
             if readings:
                 # Readings that stop early because they took a bracket for missing are left
                 # out (see readings.plausible): the scan goes on after the furthest one.
@@ -282,7 +296,6 @@ class _Recovery:
                 pos = max(reading.end for reading in readings)
                 continue
             assert error is not None
-            probe = Reader(body, max_depth=self.max_depth)
             if error.keyword == "truncated" and at_text_end:
                 # The value runs to the end of the text: whatever follows is inside it.
                 self.broken = _located(error, offset, "")
@@ -463,6 +476,15 @@ def _span_end(body: str, start: int) -> int:
     return end
 
 
+def _runs_on(probe: Reader, reading: Reading) -> bool:
+    """Whether the text after ``reading`` starts with a closing bracket or a quote."""
+    try:
+        after = probe.skip_space(reading.end, note=False)
+    except ReadError:
+        return True
+    return after < probe.end and (probe.text[after] in "}])" or probe.text[after] in QUOTES)
+
+
 def _unescaped(body: str) -> str | None:
     """``body`` with its escapes undone, when it is JSON written inside a string: it holds an
     escaped quote and no bare one (``{\\"a\\": \\"b\\"}``); else None."""
@@ -477,6 +499,20 @@ def _unescaped(body: str) -> str | None:
 
 def _escape_control(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+def _after_quoted_key(body: str, start: int) -> bool:
+    """Whether the bracket at ``start`` follows ``"key":``: a member's value, so part of a
+    larger object (broken, since it was not read whole), not an answer of its own."""
+    back = start - 1
+    while back >= 0 and body[back] in " \t":
+        back -= 1
+    if back < 0 or body[back] not in ":：":
+        return False
+    back -= 1
+    while back >= 0 and body[back] in " \t":
+        back -= 1
+    return back >= 0 and body[back] in QUOTES
 
 
 def _member_of_bare_object(body: str, start: int) -> bool:

@@ -422,6 +422,12 @@ class Reader:
             literal = self.text[start:pos] if self._is_number_start(start) else None
             while True:  # what follows the element
                 after_value = pos
+                if self._open_quote is not None:
+                    # One space parts the items; more spaces belong to the item.
+                    item_at = pos + 1
+                    result.append(self._missing_open_item(item_at))
+                    pos, literal = self._last_string[0], None
+                    continue
                 pos = self._expect_more(pos)
                 char = self.text[pos]
                 if char in _CLOSING:
@@ -443,10 +449,6 @@ class Reader:
                         self._note("removed_trailing_comma")
                         continue
                     break
-                if self._open_quote is not None:
-                    result.append(self._missing_open_item(pos))
-                    pos, literal = self._last_string[0], None
-                    continue
                 if not self._starts_value(pos):
                     raise ReadError(pos, "parse", "expected ',' or ']' after an array element")
                 if literal is not None and self._is_number_start(pos):
@@ -481,9 +483,12 @@ class Reader:
 
     def _continues(self, pos: int, opener: str) -> bool:
         """Whether what follows ``pos`` continues a closed object (a comma and a key, or a quoted
-        key and a colon) or array (a comma and a value)."""
+        key and a colon) or array (a comma and a value), more stray closing brackets allowed
+        before it (``{"a": 1}}, "b": 2}``)."""
         try:
             pos = self.skip_space(pos, note=False)
+            while pos < self.end and self.text[pos] in _CLOSING:
+                pos = self.skip_space(pos + 1, note=False)
         except ReadError:
             return False
         if pos >= self.end:
@@ -495,7 +500,8 @@ class Reader:
             except ReadError:
                 return False
             if pos >= self.end:
-                return False
+                # ``{"a": 1},`` at the end: the generation stopped before what came next.
+                raise ReadError(pos, "truncated", "the text ends after a comma following the value")
         text = self.text
         if opener == "[":
             return comma and self._starts_value(pos)
@@ -592,6 +598,7 @@ class Reader:
         doubled = self._doubled_opener(pos, key)
         pos += 2 if doubled else 1
         unescaped = False  # the string holds a quote of its own kind that is not a delimiter
+        passed = False  # a quote that could have closed the string was read as text
         while True:
             run_end = plain.match(text, pos).end()  # type: ignore[union-attr]
             parts.append(text[pos:run_end])
@@ -602,17 +609,37 @@ class Reader:
             char = text[pos]
             if char in closers or char in mixed:
                 own = char in closers
+                if (
+                    own
+                    and not (unescaped or passed)
+                    and inner_quotes
+                    and self._opens_here(pos)
+                    and self._no_delimiter_before(start, pos)
+                    and (not self._may_close(pos + 1, key) or self._choose(2) == 1)
+                ):
+                    # A quote right after a delimiter opens the next string: this one's closing
+                    # quote is missing before the delimiter (when the quote cannot close this
+                    # string, that is the only reading left).
+                    return self._closed_before_delimiter(parts, pos, opener)
                 if doubled and own and text.startswith(char * 2, pos):
                     if self._may_close(pos + 2, key):
                         return self._finish(parts, opener, pos + 2)
                     parts.append(char)  # a doubled quote inside: one quote character
                     pos += 2
                     continue
-                if self._may_close(pos + 1, key):
+                if self._may_close(pos + 1, key) and not (
+                    own and unescaped and self._opens_here(pos)
+                ):
+                    # (Once the string holds an unescaped quote, a quote right after a delimiter
+                    # opens the next string: it does not close this one.)
                     # Quotes side by side (``"5"" wide"``) may be a quote ending the text, then
                     # the closing one; other quotes close as in JSON until one proved unescaped.
                     twin = pos + 1 < end and text[pos + 1] == char
                     if own and ((not unescaped and not twin) or not inner_quotes):
+                        return self._finish(parts, opener, pos + 1)
+                    if own and self._opens_here(pos):
+                        # Right after a delimiter, before more text, a quote is a delimiter: it
+                        # closes, or (above) opens the next string; it is not text.
                         return self._finish(parts, opener, pos + 1)
                     if self._continuation_fails(plain, closers, pos + 1, key, unescaped or own):
                         if not own:
@@ -622,13 +649,16 @@ class Reader:
                         if not own:
                             self._note("mixed_quotes")
                         return self._finish(parts, opener, pos + 1)
-                    if own:
+                    passed = True
+                    if own and parts[-2:] == ["\\", ""] and self._choose(2) == 1:
+                        parts[-2] = ""  # ``\\"`` as a quote escaped twice
+                        self._note("double_escaped_quote")
+                    elif own:
                         self._note("escaped_inner_quote")
                         unescaped = True
                 elif own:
-                    if not unescaped and inner_quotes and self._may_open(pos):
-                        return self._closed_before_delimiter(parts, pos, opener)
-                    closed = self._inner_quote(parts, pos, key, inner_quotes, item, unescaped)
+                    flags = (key, inner_quotes, item, unescaped)
+                    closed = self._inner_quote(parts, pos, opener, flags)
                     if closed:
                         return self._finish(parts, opener, pos + 1)
                     unescaped = unescaped or closed is False
@@ -650,12 +680,14 @@ class Reader:
                 pos += 1
 
     def _inner_quote(
-        self, parts: list[str], pos: int, key: bool, inner_quotes: bool, item: bool, unescaped: bool
+        self, parts: list[str], pos: int, opener: str, flags: tuple[bool, bool, bool, bool]
     ) -> bool | None:
         """A quote of the string's own kind that cannot close it by what follows: True when this
         reading closes the string there anyway, False when the quote is text, None when it is an
-        escaped quote after all (an over-escaped one: its backslash is dropped from ``parts``)."""
-        text = self.text
+        escaped quote after all (an over-escaped one: its backslash is dropped from ``parts``).
+        ``flags`` are the string's: key, inner quotes allowed, array item, holds an unescaped
+        quote already."""
+        key, inner_quotes, item, unescaped = flags
         if not inner_quotes:
             raise ReadError(pos, "parse", "unexpected text after a string")
         if self._may_open(pos):
@@ -670,7 +702,7 @@ class Reader:
         if item and not unescaped and self._closing_shape(pos) and self._choose(2) == 1:
             # ``["a" b", "c"]``: the quote may close "a" before an item whose opening quote is
             # missing, as much as it may be a stray quote inside "a\" b".
-            self._open_quote = text[pos]
+            self._open_quote = opener
             return True
         if parts[-2:] == ["\\", ""] and self._choose(2) == 1:
             # ``\\"``: an escaped backslash before a quote, or a quote escaped twice.
@@ -680,13 +712,24 @@ class Reader:
         self._note("escaped_inner_quote")
         return False
 
+    def _no_delimiter_before(self, start: int, pos: int) -> bool:
+        """Whether the string opened at ``start`` holds text, and no delimiter, before the one
+        that comes before the quote at ``pos`` (else its closing quote may be missing before
+        either; an empty string missing a quote is a lone quote, not a reading)."""
+        back = pos - 1
+        while self.text[back] in " \t\n\r":
+            back -= 1
+        content = self.text[start + 1 : back]
+        return bool(content) and not any(char in _BEFORE_OPENING for char in content)
+
     def _closed_before_delimiter(self, parts: list[str], pos: int, opener: str) -> tuple[str, int]:
         """A quote that opens a new string right after a delimiter (``"New York, "gender": ...``)
         while the string before it never closed: its closing quote is missing before the
         delimiter, where the reading goes on. (Read as text, the quote would need the string to
-        hold an unescaped quote after a delimiter, which is refused.)"""
+        hold an unescaped quote after a delimiter, which is refused.) Not offered once the
+        reading took a quote that could close the string for text: then it was not missing."""
         back = pos - 1
-        while self.text[back] in " \t":
+        while self.text[back] in " \t\n\r":
             back -= 1
         value = "".join(parts)
         self._note("missing_closing_quote")
@@ -718,37 +761,40 @@ class Reader:
         return self._doubled
 
     def _missing_open_item(self, pos: int) -> str:
-        """The item after a string closed early: words up to a quote that can close them, on
-        the same line (``value2"`` in ``["value1" value2", "value3"]``)."""
-        quote = self._open_quote
-        assert quote is not None
+        """The item after a string closed early: its text up to a quote that can close it, on
+        the same line (``value2"`` in ``["value1" value2", "value3"]``), escapes read as in a
+        string."""
+        opener = self._open_quote
+        assert opener is not None
         self._open_quote = None
+        closers = _CLOSERS[opener] + _MIXED_CLOSERS[opener]
         text = self.text
-        stop = text.find(quote, pos)
-        newline = text.find("\n", pos)
-        if stop < 0 or 0 <= newline < stop or not self._may_close(stop + 1, False):
-            raise ReadError(pos, "parse", "no item whose opening quote is missing")
-        word = text[pos:stop]
-        if not word.strip() or any(c in word for c in ",:{}[]()") or QUOTES & set(word):
+        parts: list[str] = []
+        cursor = pos
+        while cursor < self.end and text[cursor] not in closers:
+            char = text[cursor]
+            if char in "\n\r":
+                raise ReadError(cursor, "parse", "no item whose opening quote is missing")
+            if char == "\\":
+                decoded, cursor = self._read_escape(cursor, single=opener != '"')
+                parts.append(decoded)
+                continue
+            parts.append(char)
+            cursor += 1
+        closed = cursor < self.end and self._may_close(cursor + 1, False)
+        if not closed or cursor == pos:
             raise ReadError(pos, "parse", "no item whose opening quote is missing")
         self._note("inserted_missing_comma")
         self._note("missing_opening_quote")
-        self._last_string = (stop + 1, quote)
-        return word
+        self._last_string = (cursor + 1, opener)
+        return "".join(parts)
 
     def _closing_shape(self, pos: int) -> bool:
-        """Whether the quote at ``pos`` sits like a closing quote: after a word, before a space
-        and another word (``"value1" value2"``)."""
+        """Whether the quote at ``pos`` sits like a closing quote: right after the text, before a
+        space (``"value1" value2"``; in ``"she said "hi"`` the first inner quote opens a
+        quotation, and in ``"don"t"`` the quote is inside a word)."""
         text = self.text
-        before = text[pos - 1] if pos > 0 else " "
-        after = _INLINE_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
-        return (
-            not before.isspace()
-            and before not in QUOTES
-            and after > pos + 1
-            and after < self.end
-            and text[after].isalnum()
-        )
+        return not text[pos - 1].isspace() and pos + 1 < self.end and text[pos + 1] in " \t"
 
     def _continuation_fails(
         self, plain: re.Pattern[str], closers: str, pos: int, key: bool, unescaped: bool
@@ -819,11 +865,20 @@ class Reader:
         word = _IDENT.match(self.text, pos)
         return word is not None and word.group() in _LITERALS
 
+    def _opens_here(self, pos: int) -> bool:
+        """Whether the quote at ``pos`` reads as the opening of a string: right after a
+        delimiter, and before text (a quote before ``}``, ``,`` or the line end closes)."""
+        if not self._may_open(pos):
+            return False
+        after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
+        return after < self.end and self.text[after] not in ",，}])\n\r"
+
     def _may_open(self, pos: int) -> bool:
-        """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...)."""
+        """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...,
+        spaces and line breaks skipped)."""
         back = pos - 1
         text = self.text
-        while back >= 0 and text[back] in " \t":
+        while back >= 0 and text[back] in " \t\n\r":
             back -= 1
         return back >= 0 and text[back] in _BEFORE_OPENING
 
