@@ -7,11 +7,16 @@ only if the schema accepts exactly one of them; otherwise the output is invalid 
 
 1. a BOM is dropped, and reasoning blocks (``<thinking>...</thinking>`` and the like) are blanked
    out, so a draft inside them is never the answer;
-2. the whole text is read as one tolerant value (every reading of it, :mod:`.readings`);
-3. failing that, candidates are collected: the content of each code fence, and each ``{...}`` or
+2. the whole text is read as one tolerant value (every reading of it, :mod:`.readings`); a
+   reading that closed the value before members that follow it competes but is never returned;
+3. failing that, a text that is JSON written with escaped quotes (``{\\"a\\": 1}``) is read
+   unescaped;
+4. failing that, candidates are collected: the content of each code fence, and each ``{...}`` or
    ``[...]`` in the prose. A broken value that reads like JSON is passed over when a complete
-   value follows it (answers come last) and fails the text when nothing does;
-4. one candidate is chosen: those needing no syntax fix beat those needing fixes, which beat prose
+   value follows it (answers come last) and fails the text when nothing does; a value that runs
+   on into a code fence swallows it, and a member's value (after ``"key":``, or in an object
+   written without braces) is broken, never an answer;
+5. one candidate is chosen: those needing no syntax fix beat those needing fixes, which beat prose
    values built of unquoted words (``{key: value}`` is a placeholder more often than an answer);
    equal values count once; the schema decides among the rest.
 
