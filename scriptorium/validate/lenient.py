@@ -276,7 +276,7 @@ class _Recovery:
                 pos = string.end()  # ``the string "[1]"`` quotes a text; it offers no value
                 continue
             if _member_of_bare_object(body, start) or _after_quoted_key(body, start):
-                # ``id: "x"\nresult {...}`` or ``..."key": {...}``: the value is one member of
+                # ``run: "r-1"\nstatus {...}`` or ``..."key": {...}``: the value is one member of
                 # an object (written without braces, or broken); taking it alone would drop
                 # the other members.
                 message = f"a member's value taken out of its object at offset {offset + start}"

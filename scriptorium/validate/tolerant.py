@@ -762,7 +762,7 @@ class Reader:
 
     def _missing_open_item(self, pos: int) -> str:
         """The item after a string closed early: its text up to a quote that can close it, on
-        the same line (``value2"`` in ``["value1" value2", "value3"]``), escapes read as in a
+        the same line (``green"`` in ``["red" green", "blue"]``), escapes read as in a
         string."""
         opener = self._open_quote
         assert opener is not None
@@ -791,7 +791,7 @@ class Reader:
 
     def _closing_shape(self, pos: int) -> bool:
         """Whether the quote at ``pos`` sits like a closing quote: right after the text, before a
-        space (``"value1" value2"``; in ``"she said "hi"`` the first inner quote opens a
+        space (``"red" green"``; in ``"she said "hi"`` the first inner quote opens a
         quotation, and in ``"don"t"`` the quote is inside a word)."""
         text = self.text
         return not text[pos - 1].isspace() and pos + 1 < self.end and text[pos + 1] in " \t"
@@ -915,8 +915,9 @@ class Reader:
             self._note("python_string_prefix")
             return self.read_string(quote_at)
         if letters != "r":
-            kind = "an f-string" if "f" in letters else "a bytes literal"
-            raise ReadError(pos, "parse", f"{kind} ({prefix.group(1)}'...') is not JSON text")
+            kind = "a bytes literal" if "b" in letters else "an f-string" if "f" in letters else ""
+            message = f"{kind or 'a string prefix Python refuses'} ({prefix.group(1)}'...')"
+            raise ReadError(pos, "parse", f"{message} is not JSON text")
         self._note("python_string_prefix")
         text = self.text
         quote = text[quote_at]

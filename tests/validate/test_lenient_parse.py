@@ -73,7 +73,7 @@ FIX_EXAMPLES: list[tuple[str, str, Callable[[Any], bool] | None]] = [
     (text, fix, check)
     for text, fix, check in [
         ("[1 2]", "joined_number", lambda value: value == [12]),
-        ('{""a"": 1}', "doubled_quotes", lambda value: "a" in value),
+        ('{""id"": 1}', "doubled_quotes", lambda value: "id" in value),
         ('{"ok": ture}', "misspelled_literal", lambda value: value["ok"] is True),
         ('["a" b", "c"]', "missing_opening_quote", lambda value: len(value) == 3),
         ('{"a": "x\\\\"y\\\\" z"}', "double_escaped_quote", lambda v: "\\" not in v["a"]),
