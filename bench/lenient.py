@@ -64,12 +64,24 @@ def _inner_quotes(n: int) -> str:
     return "[" + ", ".join([item] * max(1, n // (len(item) + 2))) + "]"
 
 
+def _python_tuples(n: int) -> str:
+    row = "{'id': %d, 'point': (1.5, -.25), 'size': 1_024, 'ok': True}"
+    return "[" + ", ".join(row % i for i in range(max(1, n // 62))) + "]"
+
+
+def _missing_quotes(n: int) -> str:
+    item = '{"city": "Paris, "zip": "75001"}'
+    return "[" + ", ".join([item] * max(1, n // (len(item) + 2))) + "]"
+
+
 FAMILIES = [
     Family("python repr (single quotes, True/None)", "realistic", _python_repr),
     Family("trailing commas, indented", "realistic", _trailing_commas),
     Family("reasoning + prose + fence", "realistic", _prose_and_fence),
     Family("missing commas between objects", "realistic", _missing_commas),
     Family("unescaped inner quotes", "realistic", _inner_quotes),
+    Family("python tuples, loose numbers", "realistic", _python_tuples),
+    Family("quotes missing before commas", "realistic", _missing_quotes),
     Family("deep brackets [[[[", "adversarial", lambda n: "[" * n),
     Family("wrong closers in groups", "adversarial", lambda n: ("[" * 50 + "}" * 50) * (n // 100)),
     Family("many quotes", "adversarial", lambda n: '"' * n),
@@ -79,6 +91,9 @@ FAMILIES = [
     Family("comma run [,,,,]", "adversarial", lambda n: "[" + "," * n + "]"),
     Family("numbers a space apart", "adversarial", lambda n: "[" + "1 " * (n // 2) + "]"),
     Family("prose braces {a}", "adversarial", lambda n: "{a} " * (n // 4)),
+    Family("stray quotes in items", "adversarial", lambda n: '["a" b", ' * (n // 9)),
+    Family('doubled-quote keys {""k"":', "adversarial", lambda n: '{""k"": ' * (n // 8)),
+    Family("early closers }, ", "adversarial", lambda n: '{"a": 1}}, "b": ' * (n // 16)),
 ]
 
 

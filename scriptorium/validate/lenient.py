@@ -7,11 +7,16 @@ only if the schema accepts exactly one of them; otherwise the output is invalid 
 
 1. a BOM is dropped, and reasoning blocks (``<thinking>...</thinking>`` and the like) are blanked
    out, so a draft inside them is never the answer;
-2. the whole text is read as one tolerant value (every reading of it, :mod:`.readings`);
-3. failing that, candidates are collected: the content of each code fence, and each ``{...}`` or
+2. the whole text is read as one tolerant value (every reading of it, :mod:`.readings`); a
+   reading that closed the value before members that follow it competes but is never returned;
+3. failing that, a text that is JSON written with escaped quotes (``{\\"a\\": 1}``) is read
+   unescaped;
+4. failing that, candidates are collected: the content of each code fence, and each ``{...}`` or
    ``[...]`` in the prose. A broken value that reads like JSON is passed over when a complete
-   value follows it (answers come last) and fails the text when nothing does;
-4. one candidate is chosen: those needing no syntax fix beat those needing fixes, which beat prose
+   value follows it (answers come last) and fails the text when nothing does; a value that runs
+   on into a code fence swallows it, and a member's value (after ``"key":``, or in an object
+   written without braces) is broken, never an answer;
+5. one candidate is chosen: those needing no syntax fix beat those needing fixes, which beat prose
    values built of unquoted words (``{key: value}`` is a placeholder more often than an answer);
    equal values count once; the schema decides among the rest.
 
@@ -28,8 +33,8 @@ from typing import Any
 
 from scriptorium.validate.model import ValidationIssue
 from scriptorium.validate.outcome import ParseOutcome, failed, issue
-from scriptorium.validate.readings import Budget, OutOfWork, Reading, explore
-from scriptorium.validate.tolerant import Reader, ReadError
+from scriptorium.validate.readings import Budget, OutOfWork, Reading, explore, plausible
+from scriptorium.validate.tolerant import QUOTES, Reader, ReadError
 
 __all__ = ["FIXES", "REASONING_TAGS", "recover"]
 
@@ -39,6 +44,7 @@ FIXES = (
     "stripped_reasoning",
     "stripped_code_fence",
     "extracted_from_prose",
+    "escaped_json",
     "removed_trailing_comma",
     "removed_leading_comma",
     "removed_comment",
@@ -56,6 +62,24 @@ FIXES = (
     "needless_escape",
     "escaped_control_char",
     "nonstandard_whitespace",
+    "python_tuple",
+    "nonstandard_number",
+    "thousands_separator",
+    "unquoted_value_brackets",
+    "multiline_unquoted_value",
+    "non_string_key",
+    "backtick_quotes",
+    "corner_brackets",
+    "fullwidth_punctuation",
+    "doubled_colon",
+    "python_string_prefix",
+    "joined_strings",
+    "doubled_quotes",
+    "misspelled_literal",
+    "missing_opening_quote",
+    "double_escaped_quote",
+    "removed_stray_bracket",
+    "missing_closing_quote",
 )
 
 #: Tags whose blocks hold a model's reasoning rather than its answer.
@@ -94,6 +118,14 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 _FENCE_OPEN = re.compile(r"^[ \t]*```[ \t]*(?:[A-Za-z][\w+.-]*)?", re.MULTILINE)
 _FENCE_CLOSE = re.compile(r"^[ \t]*```|```[ \t]*$", re.MULTILINE)
 _OPENERS = re.compile(r"[{\[]")
+_BARE_QUOTE = re.compile(r'(?<!\\)(?:\\\\)*"')
+_CONTROL = re.compile(r"[\x00-\x1f]")
+# ``name {`` or ``name: {`` at the start of a line, and ``key: "value"`` as a whole line.
+_KEYED_OPENER = re.compile(r"[ \t]*(?:[A-Za-z_][\w-]*|\"[^\"\n]+\")[ \t]*:?[ \t]*")
+_BARE_MEMBER = re.compile(
+    r"[ \t]*(?:[A-Za-z_][\w-]*|\"[^\"\n]*\")[ \t]*:[ \t]*"
+    r"(?:\"[^\"\n]*\"|'[^'\n]*'|-?[0-9]+(?:\.[0-9]+)?|true|false|null)[ \t]*,?[ \t]*"
+)
 # Syntax fixes that make a prose value look like a template rather than an answer.
 _PLACEHOLDER_FIXES = frozenset({"unquoted_value"})
 
@@ -136,6 +168,7 @@ class _Recovery:
     prefix: list[str] = field(default_factory=list)
     candidates: list[_Candidate] = field(default_factory=list)
     broken: ValidationIssue | None = None  # the last broken value, unless a complete one followed
+    swallowed: int = -1  # regions starting before this offset are inside a broken value
     open_reasoning: bool = False  # a reasoning block runs to the end of the text
 
     def run(self) -> ParseOutcome:
@@ -151,6 +184,13 @@ class _Recovery:
         if readings:
             return self._decide([(None, reading) for reading in readings], "the text")
         assert first_error is not None
+        if first_error.keyword == "truncated" and text.lstrip().startswith("("):
+            # A tuple cut off: everything after its opening is inside it.
+            return failed(issue("truncated", first_error.message))
+        escaped = self._read_escaped(text)
+        if escaped:
+            whole = _Candidate(0, ("escaped_json",), escaped, in_prose=False)
+            return self._decide([(whole, reading) for reading in escaped], "the text")
         self._collect()
         if self.broken is not None:
             return failed(self.broken)
@@ -171,13 +211,23 @@ class _Recovery:
 
     def _explore(
         self, body: str, start: int, read: Callable[[Reader, int], tuple[Any, int]]
-    ) -> tuple[list[Reading], ReadError | None]:
+    ) -> tuple[tuple[Reading, ...], ReadError | None]:
         guided = self.schema_check is not None  # readings only a schema can pick are tried
 
         def new_reader(choices: tuple[int, ...]) -> Reader:
             return Reader(body, max_depth=self.max_depth, choices=choices, guided=guided)
 
-        return explore(new_reader, lambda reader: read(reader, start), start, self.budget)
+        found, error = explore(new_reader, lambda reader: read(reader, start), start, self.budget)
+        return plausible(found), error
+
+    def _read_escaped(self, body: str) -> tuple[Reading, ...]:
+        """The readings of ``body`` as JSON written with every quote escaped (``{\\"a\\": 1}``,
+        a string's content without its quotes), or none when it is not that."""
+        decoded = _unescaped(body)
+        if decoded is None:
+            return ()
+        readings, _ = self._explore(decoded, 0, _read_document)
+        return readings
 
     # -- candidates -----------------------------------------------------------------------------
 
@@ -185,14 +235,19 @@ class _Recovery:
         regions = _regions(self.text)
         filled = [bool(self.text[r.start : r.end].strip()) for r in regions]
         for index, region in enumerate(regions):
+            if region.start < self.swallowed:
+                continue  # inside a broken value that runs on from an earlier region
             body = self.text[region.start : region.end]
             at_text_end = region.end == len(self.text)
             if region.fenced:
                 readings, _ = self._explore(body, 0, _read_document)
+                escaped: tuple[str, ...] = ()
+                if not readings:
+                    readings, escaped = self._read_escaped(body), ("escaped_json",)
                 if readings:
                     others = sum(filled) - filled[index]
                     where = ("stripped_code_fence",) + (("extracted_from_prose",) if others else ())
-                    self._add(_Candidate(region.start, where, tuple(readings), in_prose=False))
+                    self._add(_Candidate(region.start, where + escaped, readings, in_prose=False))
                     continue
             where = ("stripped_code_fence",) if region.fenced else ()
             self._scan_prose(body, region.start, at_text_end, where)
@@ -220,22 +275,42 @@ class _Recovery:
             if string is not None and string.start() < start:
                 pos = string.end()  # ``the string "[1]"`` quotes a text; it offers no value
                 continue
+            if _member_of_bare_object(body, start) or _after_quoted_key(body, start):
+                # ``run: "r-1"\nstatus {...}`` or ``..."key": {...}``: the value is one member of
+                # an object (written without braces, or broken); taking it alone would drop
+                # the other members.
+                message = f"a member's value taken out of its object at offset {offset + start}"
+                self.broken = issue("parse", message)
+                pos = _span_end(body, start)
+                continue
             readings, error = self._explore(body, start, _read_value)
+            # A bracket taken for missing is not plausible when the value is followed (space and
+            # comments skipped) by a closing bracket or a string: the text runs on, and the
+            # missing bracket may be right there.
+            probe = Reader(body, max_depth=self.max_depth)
+            readings = tuple(r for r in readings if not (r.assumed_missing and _runs_on(probe, r)))
+            if not readings and error is None:
+                message = f"a value at offset {offset + start} runs on past where it closed"
+                self.broken = issue("parse", message)
+                pos = _span_end(body, start)
+                continue
             if readings:
-                # A reading that stops early leaves text that continues the value (a bracket
-                # read as missing, then the bracket itself): the reading that reads furthest is
-                # the one a reader means.
-                far = max(reading.end for reading in readings)
-                kept = tuple(reading for reading in readings if reading.end == far)
-                self._add(_Candidate(offset + start, where, kept, in_prose=True))
-                pos = far
+                # Readings that stop early because they took a bracket for missing are left
+                # out (see readings.plausible): the scan goes on after the furthest one.
+                self._add(_Candidate(offset + start, where, readings, in_prose=True))
+                pos = max(reading.end for reading in readings)
                 continue
             assert error is not None
-            probe = Reader(body, max_depth=self.max_depth)
-            cut_off = error.keyword == "truncated" and at_text_end
-            if cut_off:
+            if error.keyword == "truncated" and at_text_end:
                 # The value runs to the end of the text: whatever follows is inside it.
                 self.broken = _located(error, offset, "")
+                return
+            if error.keyword == "truncated" and "stripped_code_fence" not in where:
+                # Prose whose value runs on into a code fence: the fence is inside the value (a
+                # fence in a string value is not the answer), and so is what follows it.
+                message = f"a value at offset {offset + start} runs on into a code fence"
+                self.broken = issue("parse", message)
+                self.swallowed = _span_end(self.text, offset + start)
                 return
             if probe.first_item_looks_like_json(start + 1, body[start]):
                 self.broken = _located(error, offset, "in a value that reads like JSON")
@@ -253,11 +328,17 @@ class _Recovery:
         distinct: dict[str, tuple[_Candidate | None, Reading]] = {}
         for candidate, reading in pairs:
             key = json.dumps(reading.value, sort_keys=True, ensure_ascii=False)
-            distinct.setdefault(key, (candidate, reading))
+            if key not in distinct or (reading.complete and not distinct[key][1].complete):
+                distinct[key] = (candidate, reading)
         remaining = list(distinct.values())
         if len(remaining) > 1 and self.schema_check is not None:
             check = self.schema_check
             remaining = [pair for pair in remaining if check(pair[1].value)]
+        if len(remaining) == 1 and not remaining[0][1].complete:
+            # A value closed before members or items that follow it is never the answer: they
+            # continue it (and dropping them is not allowed).
+            keyword = "ambiguous" if len(distinct) > 1 else "parse"
+            return failed(issue(keyword, f"{what}: a value closes before more members or items"))
         if len(remaining) == 1:
             candidate, reading = remaining[0]
             where = candidate.where if candidate is not None else ()
@@ -323,7 +404,7 @@ def mask_reasoning(text: str) -> tuple[str, bool, bool]:
 
 
 def _read_document(reader: Reader, start: int) -> tuple[Any, int]:
-    return reader.read_document(), reader.end
+    return reader.read_document()
 
 
 def _read_value(reader: Reader, start: int) -> tuple[Any, int]:
@@ -398,6 +479,57 @@ def _span_end(body: str, start: int) -> int:
                 pos += 2 if body[pos] == "\\" else 1
         pos += 1
     return end
+
+
+def _runs_on(probe: Reader, reading: Reading) -> bool:
+    """Whether the text after ``reading`` starts with a closing bracket or a quote."""
+    try:
+        after = probe.skip_space(reading.end, note=False)
+    except ReadError:
+        return True
+    return after < probe.end and (probe.text[after] in "}])" or probe.text[after] in QUOTES)
+
+
+def _unescaped(body: str) -> str | None:
+    """``body`` with its escapes undone, when it is JSON written inside a string: it holds an
+    escaped quote and no bare one (``{\\"a\\": \\"b\\"}``); else None."""
+    if '\\"' not in body or _BARE_QUOTE.search(body) is not None:
+        return None
+    try:
+        decoded: str = json.loads('"' + _CONTROL.sub(_escape_control, body) + '"')
+    except ValueError:
+        return None
+    return decoded
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _after_quoted_key(body: str, start: int) -> bool:
+    """Whether the bracket at ``start`` follows ``"key":``: a member's value, so part of a
+    larger object (broken, since it was not read whole), not an answer of its own."""
+    back = start - 1
+    while back >= 0 and body[back] in " \t":
+        back -= 1
+    if back < 0 or body[back] not in ":：":
+        return False
+    back -= 1
+    while back >= 0 and body[back] in " \t":
+        back -= 1
+    return back >= 0 and body[back] in QUOTES
+
+
+def _member_of_bare_object(body: str, start: int) -> bool:
+    """Whether the bracket at ``start`` opens a member's value of an object written without
+    braces: its line is ``name {`` or ``name: {``, and the line before is a member
+    (``key: "value"``)."""
+    line_start = body.rfind("\n", 0, start) + 1
+    if _KEYED_OPENER.fullmatch(body, line_start, start) is None or line_start == 0:
+        return False
+    previous = body[:line_start].rstrip()
+    last_line = previous[previous.rfind("\n") + 1 :]
+    return _BARE_MEMBER.fullmatch(last_line) is not None
 
 
 def _located(err: ReadError, offset: int, context: str) -> ValidationIssue:

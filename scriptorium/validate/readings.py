@@ -19,7 +19,16 @@ from typing import Any
 
 from scriptorium.validate.tolerant import Reader, ReadError
 
-__all__ = ["MAX_RUNS", "RUN_COST", "WORK_PER_CHAR", "Budget", "OutOfWork", "Reading", "explore"]
+__all__ = [
+    "MAX_RUNS",
+    "RUN_COST",
+    "WORK_PER_CHAR",
+    "Budget",
+    "OutOfWork",
+    "Reading",
+    "explore",
+    "plausible",
+]
 
 #: Runs of the reader allowed for one value; a value with more combinations is ``ambiguous``.
 MAX_RUNS = 16
@@ -32,11 +41,19 @@ _WORK_SLACK = 4096
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """One successful reading: the value, the offset just past it, and the fixes it needed."""
+    """One successful reading: the value, the offset just past it, and the fixes it needed.
+
+    ``complete`` is false for a reading that closed the value before members or items that
+    continue it (``{"a": 1}, "b": 2}`` read as ``{"a": 1}``): it competes with the other readings
+    but is never an answer. ``assumed_missing`` says the reading took a closing bracket to be
+    missing before a wrong one (so where it ends is an artifact of that guess).
+    """
 
     value: Any
     end: int
     fixes: tuple[str, ...]
+    complete: bool = True
+    assumed_missing: bool = False
 
 
 class OutOfWork(Exception):
@@ -95,10 +112,32 @@ def explore(
             first_error = first_error or err
             budget.charge(max(reader.reach, err.pos) - start + 1)
         else:
-            readings.append(Reading(value, end, tuple(reader.fixes)))
+            complete = reader.continued_at is None
+            readings.append(
+                Reading(value, end, tuple(reader.fixes), complete, reader.assumed_missing)
+            )
             budget.charge(max(reader.reach, end) - start + 1)
         # Spots met past the given choices were read with alternative 0; queue the others.
         for index in range(len(choices), len(reader.points)):
             base = choices + (0,) * (index - len(choices))
             pending.extend((*base, alt) for alt in range(reader.points[index] - 1, 0, -1))
     return readings, first_error
+
+
+def plausible(readings: list[Reading]) -> tuple[Reading, ...]:
+    """The readings a careful reader would weigh: those that read furthest, and those that
+    closed the value early (``complete`` false) without guessing a missing bracket.
+
+    A reading that stops early because it took a closing bracket for missing leaves text that
+    continues the value (``{"a": [1, 2}, "b": 3}`` read as ``{"a": [1, 2]}``): the reading that
+    reads on is the one meant. A value closed by its own bracket before members that follow it
+    is another matter: it stays, so the rule sees both readings.
+    """
+    if not readings:
+        return ()
+    far = max(reading.end for reading in readings)
+    return tuple(
+        reading
+        for reading in readings
+        if reading.end == far or (not reading.complete and not reading.assumed_missing)
+    )

@@ -11,20 +11,32 @@ schema accepts). The spots that branch:
 
 - a quote that may close a string or be part of it: once the string has shown an unescaped quote
   (``"a "b", "c"]``), when two quotes stand side by side (``"5"" wide"``), when a number, literal
-  or ``word:`` follows (``["" null]``: a comma may be missing), and a smart quote that may close a
-  straight-quoted string;
+  or ``word:`` follows (``["" null]``: a comma may be missing), a smart quote that may close a
+  straight-quoted string, a quote in an array item that may close it before an item whose opening
+  quote is missing (``["a" b", "c"]``), and a quote after an escaped backslash (``\\\\"``: an
+  escaped backslash, or an over-escaped quote);
+- a string opened by doubled quotes (``""key""``): quotes inside the text, or doubled delimiters
+  (decided once per text: every doubled opener reads the same way);
 - a closing bracket of the wrong kind: it replaces the expected one (``[1, 2}``), or the expected
-  one is missing before it (``{"a": [1, 2}``);
+  one is missing before it (``{"a": [1, 2}``); an empty container closed by the wrong kind
+  (``{]``) is ``{}`` or ``[]``;
+- the outermost bracket, when members or items follow it (``{"a": 1}, "b": 2}``): the value closed
+  there (what follows continues it, so that reading is never an answer by itself), or the bracket
+  is stray;
 - two numbers separated by spaces on one line (``[1 2]``: two items, or ``[12]``), only when a
   schema is there to tell (``guided``); without one the reader refuses with ``ambiguous``;
+- digit groups with a comma (``2,000.50``: one number, or a number and another item);
+- a parenthesised single value (``(1)``: Python's ``1``, or a one-item tuple);
+- adjacent strings written Python's way (``'a' 'b'``: one concatenated string, or a missing comma);
 - ``True``/``False``/``None`` as unquoted keys (Python spells them ``"true"``, JavaScript keeps the
-  word), and unquoted words like ``yes`` or ``NULL`` (a literal, or the word as a string).
+  word), unquoted words like ``yes`` or ``NULL`` (a literal, or the word as a string), and words
+  that look like a misspelled literal (``ture``).
 
 It refuses, on purpose: doubled commas and leading commas in arrays (JavaScript reads a hole),
-numbers outside JSON's grammar (``007``, ``.5``, ``0x1f``), non-finite numbers, unknown escapes
-(``"\\d"``), lone surrogates, and anything cut off at the end of the text. Nesting deeper than
-``max_depth`` is refused, so recursion stays bounded; every reading moves forward only, so one
-reading costs time linear in what it reads.
+numbers with leading zeros or in hex, non-finite numbers, unknown escapes (``"\\d"``), lone
+surrogates, bytes and f-string literals, keys holding line breaks, and anything cut off at the end
+of the text. Nesting deeper than ``max_depth`` is refused, so recursion stays bounded; every
+reading moves forward only, so one reading costs time linear in what it reads.
 """
 
 from __future__ import annotations
@@ -42,13 +54,25 @@ MAX_CHOICE_POINTS = 16
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _INLINE_SPACE = re.compile(r"[ \t]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+# Numbers Python and JavaScript read but JSON does not: a sign, a bare or trailing decimal point,
+# digit separators. Leading zeros stay out (``007`` is octal to some readers).
+_LOOSE_NUMBER = re.compile(
+    r"[+-]?(?:(?:0|[1-9](?:_?[0-9])*)(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-9])*)"
+    r"(?:[eE][+-]?[0-9]+)?"
+)
+# US digit grouping with a decimal part (``2,000.50``); without one, ``12,111`` may be 12.111.
+_GROUPED_NUMBER = re.compile(r"-?[1-9][0-9]{0,2}(?:,[0-9]{3})+\.[0-9]+")
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 # Unquoted keys: a word of letters, digits, ``_``, ``$`` and inner hyphens (``content-type``).
 _KEY_WORD = re.compile(r"(?:[^\W\d]|\$)(?:[\w$]|-(?=[\w$]))*")
+# Numbers as keys, where Python and JavaScript spell the key alike (no exponent, no trailing zero).
+_KEY_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?(?=[ \t]*[:：])")
+_QUOTED_KEY = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*[:：]")
 # An unquoted string value runs to a comma, a bracket, a quote or the end of the line; a colon
 # inside it is fine unless a space or quote follows (``a: b`` looks like a member, ``http://`` not).
-_BARE_RUN = re.compile(r"(?:[^,:{}\[\]\"“”\n\r]|:(?![\s\"]))*")
+_BARE_RUN = re.compile(r"(?:[^,，:{}\[\]\"“”\n\r]|:(?![\s\"]))*")
 _BARE_COMMENT = re.compile(r"\s(?://|/\*|#)")
+_PYTHON_PREFIX = re.compile(r"([rRuUbBfF]{1,2})(?=['\"])")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS: dict[str, tuple[Any, str | None]] = {
@@ -66,15 +90,28 @@ _WORDLIKE_LITERALS: dict[str, Any] = {
     **dict.fromkeys(("no", "No", "NO", "off", "Off", "OFF", "FALSE"), False),
     **dict.fromkeys(("NULL", "Null", "nil", "Nil", "NIL", "none", "undefined"), None),
 }
+_SPELLED_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None, "none": None}
 _PYTHON_KEYS = {"True": "true", "False": "false", "None": "null"}
 
-# A string opened by one of these closes at one of the paired characters. Smart quotes are paired
-# loosely (either curly form closes) because models and keyboards mix them up.
-_CLOSERS = {'"': '"', "'": "'", "“": "”“", "”": "”“", "‘": "’‘", "’": "’‘"}
+# A string opened by one of these closes at one of the paired characters. Smart quotes and corner
+# brackets are paired loosely (either form closes) because models and keyboards mix them up.
+_CLOSERS = {
+    '"': '"',
+    "'": "'",
+    "`": "`",
+    "“": "”“",
+    "”": "”“",
+    "‘": "’‘",
+    "’": "’‘",
+    "「": "」「",
+    "『": "』『",
+}
 # ... and may close at one of these instead: a smart quote closing a straight one, or the reverse.
 _MIXED_CLOSERS = {'"': "”“", "'": "’‘", "“": '"', "”": '"', "‘": "'", "’": "'"}
+_MIXED_CLOSERS.update({"`": "", "「": "", "『": ""})
 _QUOTE_FIX = {'"': None, "'": "single_quotes", "“": "smart_quotes", "”": "smart_quotes"}
-_QUOTE_FIX.update({"‘": "smart_quotes", "’": "smart_quotes"})
+_QUOTE_FIX.update({"‘": "smart_quotes", "’": "smart_quotes", "`": "backtick_quotes"})
+_QUOTE_FIX.update({"「": "corner_brackets", "『": "corner_brackets"})
 _PLAIN_RUN = {
     opener: re.compile("[^" + re.escape(closers + _MIXED_CLOSERS[opener]) + r"\\\x00-\x1f]*")
     for opener, closers in _CLOSERS.items()
@@ -83,9 +120,10 @@ _TRIPLE_BODY = {q: re.compile(rf"(?:[^{q}\\]|\\[\s\S]|{q}(?!{q}{q}))*") for q in
 QUOTES = frozenset(_CLOSERS)
 # After a closing quote (value strings), one of these may follow; anything else means the quote
 # was part of the text. Quotes and brackets are here because a comma may be missing before them.
-_AFTER_VALUE = frozenset(",}]\n\r{[#") | QUOTES
+_AFTER_VALUE = frozenset(",，}])\n\r{[#") | QUOTES
 # Before an opening quote (or a quote that is a delimiter), one of these comes.
-_BEFORE_OPENING = frozenset(",:{[")
+_BEFORE_OPENING = frozenset(",，:：{[")
+_CLOSING = "}])"
 
 
 class ReadError(Exception):
@@ -109,7 +147,10 @@ class Reader:
     ``guided`` says a schema will choose among the readings, which opens readings only a schema
     can settle (``[1 2]`` as ``[12]``, a whole text that is a string with quotes inside);
     ``points`` lists, per spot met, how many alternatives it had; ``fixes`` lists the slips
-    accepted; ``reach`` is the furthest offset looked at (the reading's cost).
+    accepted; ``reach`` is the furthest offset looked at (the reading's cost). After a read,
+    ``continued_at`` is set when the reading closed the value before members or items that
+    continue it (such a reading only competes with others, it is never an answer), and
+    ``assumed_missing`` when it read a closing bracket as missing before a wrong one.
     """
 
     def __init__(
@@ -128,34 +169,52 @@ class Reader:
         self.points: list[int] = []
         self.fixes: list[str] = []
         self.reach = 0
+        self.continued_at: int | None = None
+        self.assumed_missing = False
+        self._doubled: bool | None = None  # how doubled openers (``""key""``) read, once decided
+        self._open_quote: str | None = None  # an item whose opening quote is missing comes next
+        self._last_string: tuple[int, str] = (-1, "")  # end offset and opener of the last string
 
     # -- entry points ---------------------------------------------------------------------------
 
-    def read_document(self) -> Any:
-        """The one value the whole text holds (space and comments around it allowed)."""
+    def read_document(self) -> tuple[Any, int]:
+        """The one value the whole text holds (space and comments around it allowed), and where
+        the reading ends: the end of the text, or ``continued_at``."""
         value, pos = self.read_value(0)
+        if self.continued_at is not None:
+            return value, self.continued_at
         pos = self.skip_space(pos)
         if pos < self.end:
             raise ReadError(pos, "parse", "unexpected text after the value")
-        return value
+        return value, self.end
 
-    def read_value(self, pos: int, depth: int = 0) -> tuple[Any, int]:
+    def read_value(self, pos: int, depth: int = 0, *, item: bool = False) -> tuple[Any, int]:
         """The value starting at ``pos`` (after space) and the offset just past it."""
         pos = self.skip_space(pos)
         if pos >= self.end:
             raise ReadError(pos, "truncated", "the text ends where a value should start")
-        char = self.text[pos]
+        text = self.text
+        char = text[pos]
         if char == "{":
             return self._read_object(pos, depth + 1)
         if char == "[":
-            return self._read_array(pos, depth + 1)
+            return self._read_array(pos, depth + 1, "]")
+        if char == "(":
+            self._note("python_tuple")
+            return self._read_array(pos, depth + 1, ")")
         if char in QUOTES:
+            if char == "`" and (depth == 0 or text.startswith("```", pos)):
+                # Alone, backticks are Markdown's inline code or a fence, not a string.
+                raise ReadError(pos, "parse", "a code span, not a value")
             # A whole text that is one string with quotes inside reads as prose just as well:
             # only a schema (which asks for a string) makes the string reading worth trying.
-            return self.read_string(pos, inner_quotes=depth > 0 or self.guided)
-        if char == "-" or "0" <= char <= "9":
+            return self.read_string(pos, inner_quotes=depth > 0 or self.guided, item=item)
+        if self._is_number_start(pos):
             return self._read_number(pos)
-        match = _IDENT.match(self.text, pos)
+        prefixed = _PYTHON_PREFIX.match(text, pos)
+        if prefixed is not None:
+            return self._read_prefixed(pos, prefixed)
+        match = _IDENT.match(text, pos)
         if match is None:
             raise ReadError(pos, "parse", f"unexpected character {char!r}")
         word = match.group()
@@ -200,8 +259,11 @@ class Reader:
             return True
         return after < self.end and self.text[after] == ":"
 
-    def skip_space(self, pos: int) -> int:
-        """The offset of the next token: JSON space, other Unicode space and comments skipped."""
+    def skip_space(self, pos: int, *, note: bool = True) -> int:
+        """The offset of the next token: JSON space, other Unicode space and comments skipped.
+
+        With ``note`` false (looking ahead) nothing is recorded as a fix.
+        """
         text, end = self.text, self.end
         while True:
             pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
@@ -211,72 +273,101 @@ class Reader:
             if (char == "/" and text.startswith("//", pos)) or char == "#":
                 newline = text.find("\n", pos)
                 pos = end if newline < 0 else newline
-                self._note("removed_comment")
+                fix = "removed_comment"
             elif char == "/" and text.startswith("/*", pos):
                 close = text.find("*/", pos + 2)
                 if close < 0:
                     self.reach = end
                     raise ReadError(pos, "truncated", "unterminated /* comment")
                 pos = close + 2
-                self._note("removed_comment")
+                fix = "removed_comment"
             elif char.isspace():
                 pos += 1
-                self._note("nonstandard_whitespace")
+                fix = "nonstandard_whitespace"
             else:
                 break
+            if note:
+                self._note(fix)
         if pos > self.reach:
             self.reach = pos
         return pos
 
     # -- containers -----------------------------------------------------------------------------
 
-    def _read_object(self, pos: int, depth: int) -> tuple[dict[str, Any], int]:
+    def _read_object(self, pos: int, depth: int) -> tuple[Any, int]:
         self._check_depth(pos, depth)
         result: dict[str, Any] = {}
         pos = self._expect_more(pos + 1)
-        if self.text[pos] == ",":
+        char = self.text[pos]
+        if char == "}":
+            return result, self._closed(pos + 1, depth, "{", stray=False)
+        if char in "])":
+            return self._close_empty(pos, "{")
+        if self._comma_at(pos):
             # ``{, "a": 1}``: an object has no holes, so a leading comma can only be a slip.
             self._note("removed_leading_comma")
             pos = self._expect_more(pos + 1)
+            if self.text[pos] == "}":
+                return result, self._closed(pos + 1, depth, "{", stray=False)
         while True:
-            char = self.text[pos]
-            if char == "}":
-                return result, pos + 1
-            if char == "]":
-                return result, self._wrong_closer(pos)
             key, pos = self._read_key(pos)
-            pos = self._expect_more(pos)
-            if self.text[pos] != ":":
-                raise ReadError(pos, "parse", "expected ':' after an object key")
-            value, pos = self._read_member_value(pos + 1, depth)
+            pos = self._colon(self._expect_more(pos))
+            value, pos = self._read_member_value(pos, depth)
             result[key] = value  # a repeated key keeps its last value, as json.loads does
+            pos, closed = self._after_member(pos, depth)
+            if closed:
+                return result, pos
+
+    def _after_member(self, pos: int, depth: int) -> tuple[int, bool]:
+        """What follows an object member: the offset of the next key (False), or the offset past
+        the object's end (True)."""
+        while True:
             pos = self._expect_more(pos)
             char = self.text[pos]
-            if char == "}":
-                return result, pos + 1
-            if char == "]":
-                return result, self._wrong_closer(pos)
-            if char == ",":
+            if char in _CLOSING:
+                if char == ")":
+                    raise ReadError(pos, "parse", "a parenthesis closing an object")
+                end = pos + 1 if char == "}" else self._wrong_closer(pos)
+                if end > pos:
+                    end = self._closed(end, depth, "{")
+                    if end < 0:  # a stray bracket: the members go on
+                        pos = -end
+                        continue
+                return end, True
+            if self._comma_at(pos):
                 pos = self._expect_more(pos + 1)
-                char = self.text[pos]
-                if char in "}]":
+                if self.text[pos] in _CLOSING:
                     self._note("removed_trailing_comma")
-                    return result, pos + 1 if char == "}" else self._wrong_closer(pos)
-                if char == ",":
+                    continue
+                if self._comma_at(pos):
                     raise ReadError(pos, "parse", "two commas in a row")
-                continue
-            if char in QUOTES or _KEY_WORD.match(self.text, pos):
+                return pos, False
+            if self._key_starts(pos):
                 # The next member's key: only a comma can be missing here (the ':' after the
                 # key confirms it, or the reading fails).
                 self._note("inserted_missing_comma")
-                continue
+                return pos, False
             raise ReadError(pos, "parse", "expected ',' or '}' after an object member")
 
+    def _key_starts(self, pos: int) -> bool:
+        text = self.text
+        return (
+            text[pos] in QUOTES
+            or _KEY_WORD.match(text, pos) is not None
+            or _KEY_NUMBER.match(text, pos) is not None
+        )
+
     def _read_key(self, pos: int) -> tuple[str, int]:
-        char = self.text[pos]
+        text = self.text
+        char = text[pos]
         if char in QUOTES:
             return self.read_string(pos, key=True)
-        match = _KEY_WORD.match(self.text, pos)
+        number = _KEY_NUMBER.match(text, pos)
+        if number is not None:
+            # ``{5: "x"}``: Python's json.dumps and JavaScript both write the key as "5".
+            self._note("non_string_key")
+            return number.group(), number.end()
+        match = _KEY_WORD.match(text, pos)
         if match is None:
             raise ReadError(pos, "parse", "expected an object key")
         if match.end() >= self.end:
@@ -288,94 +379,165 @@ class Reader:
             return (_PYTHON_KEYS[word] if self._choose(2) == 0 else word), match.end()
         return word, match.end()
 
+    def _colon(self, pos: int) -> int:
+        """The offset past the colon after a key (a full-width or doubled colon accepted)."""
+        char = self.text[pos]
+        if char == "：":
+            self._note("fullwidth_punctuation")
+        elif char != ":":
+            raise ReadError(pos, "parse", "expected ':' after an object key")
+        after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
+        if after < self.end and self.text[after] in ":：":
+            self._note("doubled_colon")
+            return after + 1
+        return pos + 1
+
     def _read_member_value(self, pos: int, depth: int) -> tuple[Any, int]:
         pos = self.skip_space(pos)
         if pos < self.end and (self.text[pos].isalpha() or self.text[pos] == "_"):
+            prefixed = _PYTHON_PREFIX.match(self.text, pos)
+            if prefixed is not None:
+                return self._joined(*self._read_prefixed(pos, prefixed), member=True)
             return self._read_bare(pos)
-        return self.read_value(pos, depth)
+        value, end = self.read_value(pos, depth)
+        return self._joined(value, end, member=True)
 
-    def _read_bare(self, pos: int) -> tuple[Any, int]:
-        """An unquoted member value: a literal, or words read as a string (``{"city": New York}``)."""
-        run = _BARE_RUN.match(self.text, pos).group()  # type: ignore[union-attr]
-        comment = _BARE_COMMENT.search(run)
-        if comment is not None:
-            run = run[: comment.start()]
-        elif pos + len(run) >= self.end:
-            self.reach = self.end
-            raise ReadError(pos, "truncated", "the text ends inside an unquoted value")
-        word = run.rstrip()
-        after = pos + len(word)
-        self.reach = max(self.reach, pos + len(run))
-        if word in _LITERALS:
-            value, fix = _LITERALS[word]
-            if fix:
-                self._note(fix)
-            return value, after
-        if word in _NON_FINITE:
-            raise ReadError(pos, "non_finite", f"{word} is not a JSON number")
-        self._note("unquoted_value")
-        if word in _WORDLIKE_LITERALS and self._choose(2) == 0:
-            return _WORDLIKE_LITERALS[word], after
-        return word, after
-
-    def _read_array(self, pos: int, depth: int) -> tuple[list[Any], int]:
+    def _read_array(self, pos: int, depth: int, closer: str) -> tuple[Any, int]:
+        """An array (``closer`` ``]``) or a Python tuple (``)``), read into a list."""
         self._check_depth(pos, depth)
         result: list[Any] = []
         pos = self._expect_more(pos + 1)
         char = self.text[pos]
-        if char == "]":
-            return result, pos + 1
-        if char == "}":
-            return result, self._wrong_closer(pos)
+        if char == closer:
+            return result, self._closed(pos + 1, depth, "[", stray=False)
+        if char in _CLOSING:
+            return self._close_empty(pos, "[")
+        separated = False  # a comma was seen: ``(x,)`` is a tuple, ``(x)`` may be just x
         while True:
             start = pos
-            value, pos = self.read_value(pos, depth)
+            value, pos = self.read_value(pos, depth, item=True)
+            value, pos = self._joined(value, pos, member=False)
             result.append(value)
             # The element's number literal, kept in case ``1 2`` is to be read as ``12``.
             literal = self.text[start:pos] if self._is_number_start(start) else None
             while True:  # what follows the element
                 after_value = pos
+                if self._open_quote is not None:
+                    # One space parts the items; more spaces belong to the item.
+                    item_at = pos + 1
+                    result.append(self._missing_open_item(item_at))
+                    pos, literal = self._last_string[0], None
+                    continue
                 pos = self._expect_more(pos)
                 char = self.text[pos]
-                if char == "]":
-                    return result, pos + 1
-                if char == "}":
-                    return result, self._wrong_closer(pos)
-                if char == ",":
+                if char in _CLOSING:
+                    end = pos + 1 if char == closer else self._wrong_closer(pos)
+                    if end > pos:
+                        end = self._closed(end, depth, "[")
+                        if end < 0:  # a stray bracket: the items go on
+                            pos = -end
+                            continue
+                    # ``(x)`` is x to Python and JavaScript; a one-item tuple needs ``(x,)``.
+                    single = closer == ")" and len(result) == 1 and not separated
+                    if single and self._choose(2) == 0:
+                        return result[0], end
+                    return result, end
+                if self._comma_at(pos):
+                    separated = True
                     pos = self._expect_more(pos + 1)
-                    char = self.text[pos]
-                    if char in "]}":
+                    if self.text[pos] in _CLOSING:
                         self._note("removed_trailing_comma")
-                        return result, pos + 1 if char == "]" else self._wrong_closer(pos)
+                        continue
                     break
                 if not self._starts_value(pos):
                     raise ReadError(pos, "parse", "expected ',' or ']' after an array element")
-                if (
-                    literal is not None
-                    and self._is_number_start(pos)
-                    and self._inline(after_value, pos)
-                ):
-                    if not self.guided:
-                        raise ReadError(
-                            pos, "ambiguous", "numbers separated by a space: one number or two?"
-                        )
-                    if self._choose(2) == 1:
-                        literal, result[-1], pos = self._join_number(literal, pos)
-                        self._note("joined_number")
-                        continue
+                if literal is not None and self._is_number_start(pos):
+                    if self._inline(after_value, pos):
+                        if not self.guided:
+                            raise ReadError(
+                                pos, "ambiguous", "numbers separated by a space: one number or two?"
+                            )
+                        if self._choose(2) == 1:
+                            literal, result[-1], pos = self._join_number(literal, pos)
+                            self._note("joined_number")
+                            continue
+                elif self._python_adjacent(after_value, pos) and self._choose(2) == 1:
+                    result[-1], pos = self._concatenate(result[-1], pos)
+                    continue
                 self._note("inserted_missing_comma")
+                separated = True
                 break
+
+    def _closed(self, end: int, depth: int, opener: str, *, stray: bool = True) -> int:
+        """``end`` past the outermost container's closing bracket, where members or items may
+        follow that continue the value (``{"a": 1}, "b": 2}``). Then either the value closed
+        there (``continued_at`` is set: the reading only competes), or (``stray``: not for an
+        empty container) the bracket is stray and the container goes on: returned as ``-end``."""
+        if depth != 1 or not self._continues(end, opener):
+            return end
+        if not stray or self._choose(2) == 0:
+            self.continued_at = end
+            return end
+        self._note("removed_stray_bracket")
+        return -end
+
+    def _continues(self, pos: int, opener: str) -> bool:
+        """Whether what follows ``pos`` continues a closed object (a comma and a key, or a quoted
+        key and a colon) or array (a comma and a value), more stray closing brackets allowed
+        before it (``{"a": 1}}, "b": 2}``)."""
+        try:
+            pos = self.skip_space(pos, note=False)
+            while pos < self.end and self.text[pos] in _CLOSING:
+                pos = self.skip_space(pos + 1, note=False)
+        except ReadError:
+            return False
+        if pos >= self.end:
+            return False
+        comma = self.text[pos] in ",，"
+        if comma:
+            try:
+                pos = self.skip_space(pos + 1, note=False)
+            except ReadError:
+                return False
+            if pos >= self.end:
+                # ``{"a": 1},`` at the end: the generation stopped before what came next.
+                raise ReadError(pos, "truncated", "the text ends after a comma following the value")
+        text = self.text
+        if opener == "[":
+            return comma and self._starts_value(pos)
+        if _QUOTED_KEY.match(text, pos) is not None:
+            return True
+        if not comma:
+            return False
+        if text[pos] in QUOTES:
+            return True
+        word = _KEY_WORD.match(text, pos) or _KEY_NUMBER.match(text, pos)
+        if word is None:
+            return False
+        after = _INLINE_SPACE.match(text, word.end()).end()  # type: ignore[union-attr]
+        return after < self.end and text[after] in ":："
+
+    def _close_empty(self, pos: int, opener: str) -> tuple[Any, int]:
+        """An empty container closed by the wrong kind of bracket (``{]``): nothing inside says
+        which was meant, ``{}`` or ``[]``."""
+        self._note("mismatched_bracket")
+        as_opened = self._choose(2) == 0
+        return ({} if as_opened == (opener == "{") else []), pos + 1
 
     def _starts_value(self, pos: int) -> bool:
         char = self.text[pos]
-        if char in QUOTES or char in "{[-" or "0" <= char <= "9":
+        if char in QUOTES or char in "{[(" or self._is_number_start(pos):
             return True
         match = _IDENT.match(self.text, pos)
-        return match is not None and match.group() in _LITERALS
+        return match is not None and (
+            match.group() in _LITERALS or _PYTHON_PREFIX.match(self.text, pos) is not None
+        )
 
     def _is_number_start(self, pos: int) -> bool:
         char = self.text[pos]
-        return char == "-" or "0" <= char <= "9"
+        if char == "-" or char == "+" or "0" <= char <= "9":
+            return True
+        return char == "." and pos + 1 < self.end and "0" <= self.text[pos + 1] <= "9"
 
     def _inline(self, after: int, pos: int) -> bool:
         """Whether only spaces and tabs lie between ``after`` and ``pos`` (no line break)."""
@@ -396,12 +558,22 @@ class Reader:
         """A closing bracket of the wrong kind at ``pos``: it stands for the expected one
         (consumed), or the expected one is missing before it (left for the enclosing value)."""
         self._note("mismatched_bracket")
-        return pos + 1 if self._choose(2) == 0 else pos
+        if self._choose(2) == 0:
+            return pos + 1
+        self.assumed_missing = True
+        return pos
+
+    def _comma_at(self, pos: int) -> bool:
+        char = self.text[pos]
+        if char == "，":
+            self._note("fullwidth_punctuation")
+            return True
+        return char == ","
 
     # -- strings --------------------------------------------------------------------------------
 
     def read_string(
-        self, pos: int, *, key: bool = False, inner_quotes: bool = True
+        self, pos: int, *, key: bool = False, inner_quotes: bool = True, item: bool = False
     ) -> tuple[str, int]:
         """The string whose opening quote is at ``pos`` and the offset past its closing quote.
 
@@ -409,6 +581,8 @@ class Reader:
         ``"she said "hi" twice"``) is part of the text. Once a string holds such a quote, each
         later quote that could close it is a choice: it closes, or it is part of the text. With
         ``inner_quotes`` false (a string that is the whole value) such a quote is an error.
+        ``item`` says the string is an array item (a quote in it may close it before an item
+        whose opening quote is missing).
         """
         text, end = self.text, self.end
         opener = text[pos]
@@ -421,8 +595,10 @@ class Reader:
         plain = _PLAIN_RUN[opener]
         parts: list[str] = []
         start = pos
-        pos += 1
+        doubled = self._doubled_opener(pos, key)
+        pos += 2 if doubled else 1
         unescaped = False  # the string holds a quote of its own kind that is not a delimiter
+        passed = False  # a quote that could have closed the string was read as text
         while True:
             run_end = plain.match(text, pos).end()  # type: ignore[union-attr]
             parts.append(text[pos:run_end])
@@ -433,41 +609,67 @@ class Reader:
             char = text[pos]
             if char in closers or char in mixed:
                 own = char in closers
-                if self._may_close(pos + 1, key):
+                if (
+                    own
+                    and not (unescaped or passed)
+                    and inner_quotes
+                    and self._opens_here(pos)
+                    and self._no_delimiter_before(start, pos)
+                    and (not self._may_close(pos + 1, key) or self._choose(2) == 1)
+                ):
+                    # A quote right after a delimiter opens the next string: this one's closing
+                    # quote is missing before the delimiter (when the quote cannot close this
+                    # string, that is the only reading left).
+                    return self._closed_before_delimiter(parts, pos, opener)
+                if doubled and own and text.startswith(char * 2, pos):
+                    if self._may_close(pos + 2, key):
+                        return self._finish(parts, opener, pos + 2)
+                    parts.append(char)  # a doubled quote inside: one quote character
+                    pos += 2
+                    continue
+                if self._may_close(pos + 1, key) and not (
+                    own and unescaped and self._opens_here(pos)
+                ):
+                    # (Once the string holds an unescaped quote, a quote right after a delimiter
+                    # opens the next string: it does not close this one.)
                     # Quotes side by side (``"5"" wide"``) may be a quote ending the text, then
                     # the closing one; other quotes close as in JSON until one proved unescaped.
-                    doubled = pos + 1 < end and text[pos + 1] == char
-                    if own and ((not unescaped and not doubled) or not inner_quotes):
-                        return "".join(parts), pos + 1
+                    twin = pos + 1 < end and text[pos + 1] == char
+                    if own and ((not unescaped and not twin) or not inner_quotes):
+                        return self._finish(parts, opener, pos + 1)
+                    if own and self._opens_here(pos):
+                        # Right after a delimiter, before more text, a quote is a delimiter: it
+                        # closes, or (above) opens the next string; it is not text.
+                        return self._finish(parts, opener, pos + 1)
                     if self._continuation_fails(plain, closers, pos + 1, key, unescaped or own):
                         if not own:
                             self._note("mixed_quotes")
-                        return "".join(parts), pos + 1
+                        return self._finish(parts, opener, pos + 1)
                     if self._choose(2) == 0:
                         if not own:
                             self._note("mixed_quotes")
-                        return "".join(parts), pos + 1
-                    if own:
+                        return self._finish(parts, opener, pos + 1)
+                    passed = True
+                    if own and parts[-2:] == ["\\", ""] and self._choose(2) == 1:
+                        parts[-2] = ""  # ``\\"`` as a quote escaped twice
+                        self._note("double_escaped_quote")
+                    elif own:
                         self._note("escaped_inner_quote")
                         unescaped = True
                 elif own:
-                    if not inner_quotes:
-                        raise ReadError(pos, "parse", "unexpected text after a string")
-                    if self._may_open(pos):
-                        raise ReadError(pos, "parse", "a quote where a new string would start")
-                    if key and self._bare_value_follows(pos + 1):
-                        raise ReadError(pos + 1, "parse", "expected ':' after an object key")
-                    if self._value_follows(pos + 1, key) and self._choose(2) == 1:
-                        # ``["" null]``: the quote may close the string before a missing comma.
-                        return "".join(parts), pos + 1
-                    self._note("escaped_inner_quote")
-                    unescaped = True
+                    flags = (key, inner_quotes, item, unescaped)
+                    closed = self._inner_quote(parts, pos, opener, flags)
+                    if closed:
+                        return self._finish(parts, opener, pos + 1)
+                    unescaped = unescaped or closed is False
                 parts.append(char)
                 pos += 1
             elif char == "\\":
-                decoded, pos = self._read_escape(pos, single=opener == "'")
+                decoded, pos = self._read_escape(pos, single=opener in "'`")
                 parts.append(decoded)
             else:
+                if key and char in "\n\r":
+                    raise ReadError(pos, "parse", "an object key holding a line break")
                 if unescaped and char in "\n\r":
                     # With quotes already in doubt, a string running on past the line end is
                     # a misreading, not a multi-line value.
@@ -476,6 +678,123 @@ class Reader:
                 self._note("escaped_control_char")
                 parts.append(char)
                 pos += 1
+
+    def _inner_quote(
+        self, parts: list[str], pos: int, opener: str, flags: tuple[bool, bool, bool, bool]
+    ) -> bool | None:
+        """A quote of the string's own kind that cannot close it by what follows: True when this
+        reading closes the string there anyway, False when the quote is text, None when it is an
+        escaped quote after all (an over-escaped one: its backslash is dropped from ``parts``).
+        ``flags`` are the string's: key, inner quotes allowed, array item, holds an unescaped
+        quote already."""
+        key, inner_quotes, item, unescaped = flags
+        if not inner_quotes:
+            raise ReadError(pos, "parse", "unexpected text after a string")
+        if self._may_open(pos):
+            raise ReadError(pos, "parse", "a quote where a new string would start")
+        if key and self._bare_value_follows(pos + 1):
+            raise ReadError(pos + 1, "parse", "expected ':' after an object key")
+        if not key and self._key_quote(pos + 1):
+            raise ReadError(pos, "parse", "a quote before ':' inside a value (a key's quote?)")
+        if self._value_follows(pos + 1, key) and self._choose(2) == 1:
+            # ``["" null]``: the quote may close the string before a missing comma.
+            return True
+        if item and not unescaped and self._closing_shape(pos) and self._choose(2) == 1:
+            # ``["a" b", "c"]``: the quote may close "a" before an item whose opening quote is
+            # missing, as much as it may be a stray quote inside "a\" b".
+            self._open_quote = opener
+            return True
+        if parts[-2:] == ["\\", ""] and self._choose(2) == 1:
+            # ``\\"``: an escaped backslash before a quote, or a quote escaped twice.
+            parts[-2] = ""
+            self._note("double_escaped_quote")
+            return None
+        self._note("escaped_inner_quote")
+        return False
+
+    def _no_delimiter_before(self, start: int, pos: int) -> bool:
+        """Whether the string opened at ``start`` holds text, and no delimiter, before the one
+        that comes before the quote at ``pos`` (else its closing quote may be missing before
+        either; an empty string missing a quote is a lone quote, not a reading)."""
+        back = pos - 1
+        while self.text[back] in " \t\n\r":
+            back -= 1
+        content = self.text[start + 1 : back]
+        return bool(content) and not any(char in _BEFORE_OPENING for char in content)
+
+    def _closed_before_delimiter(self, parts: list[str], pos: int, opener: str) -> tuple[str, int]:
+        """A quote that opens a new string right after a delimiter (``"New York, "gender": ...``)
+        while the string before it never closed: its closing quote is missing before the
+        delimiter, where the reading goes on. (Read as text, the quote would need the string to
+        hold an unescaped quote after a delimiter, which is refused.) Not offered once the
+        reading took a quote that could close the string for text: then it was not missing."""
+        back = pos - 1
+        while self.text[back] in " \t\n\r":
+            back -= 1
+        value = "".join(parts)
+        self._note("missing_closing_quote")
+        return self._finish([value[: len(value) - (pos - back)]], opener, back)
+
+    def _finish(self, parts: list[str], opener: str, end: int) -> tuple[str, int]:
+        value = "".join(parts)
+        if opener == "`" and "${" in value:
+            raise ReadError(end, "parse", "a JavaScript template with a placeholder")
+        self._last_string = (end, opener)
+        return value, end
+
+    def _doubled_opener(self, pos: int, key: bool) -> bool:
+        """Whether the string at ``pos`` opens with doubled quotes read as one delimiter.
+
+        ``""key""`` is quotes inside the key, or a text whose quotes were all doubled (the
+        escaping of CSV): decided once for the text, the first time such an opener is met.
+        """
+        text = self.text
+        opener = text[pos]
+        if opener not in "\"'" or not text.startswith(opener * 2, pos):
+            return False
+        if self._may_close(pos + 2, key):
+            return False  # an empty string
+        if self._doubled is None:
+            self._doubled = self._choose(2) == 1
+        if self._doubled:
+            self._note("doubled_quotes")
+        return self._doubled
+
+    def _missing_open_item(self, pos: int) -> str:
+        """The item after a string closed early: its text up to a quote that can close it, on
+        the same line (``green"`` in ``["red" green", "blue"]``), escapes read as in a
+        string."""
+        opener = self._open_quote
+        assert opener is not None
+        self._open_quote = None
+        closers = _CLOSERS[opener] + _MIXED_CLOSERS[opener]
+        text = self.text
+        parts: list[str] = []
+        cursor = pos
+        while cursor < self.end and text[cursor] not in closers:
+            char = text[cursor]
+            if char in "\n\r":
+                raise ReadError(cursor, "parse", "no item whose opening quote is missing")
+            if char == "\\":
+                decoded, cursor = self._read_escape(cursor, single=opener != '"')
+                parts.append(decoded)
+                continue
+            parts.append(char)
+            cursor += 1
+        closed = cursor < self.end and self._may_close(cursor + 1, False)
+        if not closed or cursor == pos:
+            raise ReadError(pos, "parse", "no item whose opening quote is missing")
+        self._note("inserted_missing_comma")
+        self._note("missing_opening_quote")
+        self._last_string = (cursor + 1, opener)
+        return "".join(parts)
+
+    def _closing_shape(self, pos: int) -> bool:
+        """Whether the quote at ``pos`` sits like a closing quote: right after the text, before a
+        space (``"red" green"``; in ``"she said "hi"`` the first inner quote opens a
+        quotation, and in ``"don"t"`` the quote is inside a word)."""
+        text = self.text
+        return not text[pos - 1].isspace() and pos + 1 < self.end and text[pos + 1] in " \t"
 
     def _continuation_fails(
         self, plain: re.Pattern[str], closers: str, pos: int, key: bool, unescaped: bool
@@ -502,9 +821,12 @@ class Reader:
             return True
         char = self.text[pos]
         if key:
-            return char == ":"
+            return char in ":："
         if char == "/":
             return self.text.startswith(("//", "/*"), pos)
+        if char == "+":
+            after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
+            return after < self.end and self.text[after] in QUOTES
         return char in _AFTER_VALUE
 
     def _value_follows(self, pos: int, key: bool) -> bool:
@@ -526,6 +848,11 @@ class Reader:
         after = _INLINE_SPACE.match(text, word.end()).end()  # type: ignore[union-attr]
         return after < self.end and text[after] == ":"
 
+    def _key_quote(self, pos: int) -> bool:
+        """Whether a colon follows ``pos`` (after spaces): a quote before it closes a key."""
+        after = _INLINE_SPACE.match(self.text, pos).end()  # type: ignore[union-attr]
+        return after < self.end and self.text[after] in ":："
+
     def _bare_value_follows(self, pos: int) -> bool:
         """Whether a number, bracket or literal comes next (after spaces): after a key, that is
         a missing colon, not text after a quote inside the key."""
@@ -538,11 +865,20 @@ class Reader:
         word = _IDENT.match(self.text, pos)
         return word is not None and word.group() in _LITERALS
 
+    def _opens_here(self, pos: int) -> bool:
+        """Whether the quote at ``pos`` reads as the opening of a string: right after a
+        delimiter, and before text (a quote before ``}``, ``,`` or the line end closes)."""
+        if not self._may_open(pos):
+            return False
+        after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
+        return after < self.end and self.text[after] not in ",，}])\n\r"
+
     def _may_open(self, pos: int) -> bool:
-        """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...)."""
+        """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...,
+        spaces and line breaks skipped)."""
         back = pos - 1
         text = self.text
-        while back >= 0 and text[back] in " \t":
+        while back >= 0 and text[back] in " \t\n\r":
             back -= 1
         return back >= 0 and text[back] in _BEFORE_OPENING
 
@@ -567,7 +903,77 @@ class Reader:
                 continue
             decoded, cursor = self._read_escape(slash, single=True)
             parts.append(decoded)
+        self._last_string = (body + 3, quote)
         return "".join(parts), body + 3
+
+    def _read_prefixed(self, pos: int, prefix: re.Match[str]) -> tuple[str, int]:
+        """A Python string literal with a prefix, read as Python reads it: ``u'..'`` is the
+        string, ``r'..'`` keeps its backslashes; bytes and f-strings are not text."""
+        letters = prefix.group(1).lower()
+        quote_at = prefix.end()
+        if letters == "u":
+            self._note("python_string_prefix")
+            return self.read_string(quote_at)
+        if letters != "r":
+            kind = "a bytes literal" if "b" in letters else "an f-string" if "f" in letters else ""
+            message = f"{kind or 'a string prefix Python refuses'} ({prefix.group(1)}'...')"
+            raise ReadError(pos, "parse", f"{message} is not JSON text")
+        self._note("python_string_prefix")
+        text = self.text
+        quote = text[quote_at]
+        if text.startswith(quote * 3, quote_at):
+            raise ReadError(pos, "parse", "a raw triple-quoted string")
+        cursor = quote_at + 1
+        while cursor < self.end and text[cursor] != quote:
+            if text[cursor] in "\n\r":
+                raise ReadError(cursor, "parse", "a raw string spanning lines")
+            cursor += 2 if text[cursor] == "\\" else 1
+        if cursor >= self.end:
+            self.reach = self.end
+            raise ReadError(pos, "truncated", "unterminated raw string")
+        if not self._may_close(cursor + 1, False):
+            raise ReadError(cursor, "parse", "unexpected text after a raw string")
+        self._last_string = (cursor + 1, quote)
+        return text[quote_at + 1 : cursor], cursor + 1
+
+    def _joined(self, value: Any, pos: int, *, member: bool) -> tuple[Any, int]:
+        """A string value and the strings joined to it: ``"x" + "y"`` (one string to Python and
+        JavaScript alike), and in an object ``'x' 'y'`` (Python's implicit concatenation; in
+        an array that is a choice, see :meth:`_python_adjacent`)."""
+        text = self.text
+        while isinstance(value, str) and self._last_string[0] == pos:
+            after = _INLINE_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            if after < self.end and text[after] == "+":
+                start = _INLINE_SPACE.match(text, after + 1).end()  # type: ignore[union-attr]
+                if start < self.end and text[start] in QUOTES:
+                    more, pos = self.read_string(start)
+                    value += more
+                    self._note("joined_strings")
+                    continue
+                return value, pos
+            if member and self._python_adjacent(pos, after) and self._choose(2) == 1:
+                value, pos = self._concatenate(value, after)
+                continue
+            return value, pos
+        return value, pos
+
+    def _python_adjacent(self, after_value: int, pos: int) -> bool:
+        """Whether the string just read and the one at ``pos`` stand side by side on one line,
+        one of them in single quotes: Python reads them as one string."""
+        text = self.text
+        last_end, last_opener = self._last_string
+        return (
+            last_end == after_value
+            and pos < self.end
+            and text[pos] in QUOTES
+            and self._inline(after_value, pos)
+            and "'" in (last_opener, text[pos])
+        )
+
+    def _concatenate(self, value: Any, pos: int) -> tuple[str, int]:
+        more, end = self.read_string(pos)
+        self._note("joined_strings")
+        return str(value) + more, end
 
     def _read_escape(self, pos: int, *, single: bool) -> tuple[str, int]:
         text = self.text
@@ -599,20 +1005,142 @@ class Reader:
             raise ReadError(pos, "parse", "invalid \\u escape")
         return int(match.group(), 16), match.end()
 
+    # -- unquoted values ------------------------------------------------------------------------
+
+    def _read_bare(self, pos: int) -> tuple[Any, int]:
+        """An unquoted member value: a literal, or words read as a string (``{"city": New York}``)."""
+        end = self._bare_end(pos)
+        run = self.text[pos:end]
+        comment = _BARE_COMMENT.search(run)
+        if comment is not None:
+            run = run[: comment.start()]
+        elif end >= self.end:
+            self.reach = self.end
+            raise ReadError(pos, "truncated", "the text ends inside an unquoted value")
+        word = run.rstrip()
+        after = pos + len(word)
+        if word in _LITERALS:
+            value, fix = _LITERALS[word]
+            if fix:
+                self._note(fix)
+            return value, after
+        if word in _NON_FINITE:
+            raise ReadError(pos, "non_finite", f"{word} is not a JSON number")
+        self._note("unquoted_value")
+        if word in _WORDLIKE_LITERALS and self._choose(2) == 1:
+            return _WORDLIKE_LITERALS[word], after
+        spelled = _NOT_A_LITERAL if word in _WORDLIKE_LITERALS else _spelled_literal(word)
+        if spelled is not _NOT_A_LITERAL and self._choose(2) == 1:
+            self._note("misspelled_literal")
+            return spelled, after
+        return word, after
+
+    def _bare_end(self, pos: int) -> int:
+        """Where an unquoted value starting at ``pos`` ends: at a comma, a quote, a bracket that
+        closes the member, or the end of its line. A bracketed group attached to a word is part
+        of it (``words{in brackets}``), and the value goes on over lines that do not start a
+        member or close the object."""
+        text = self.text
+        cursor = pos
+        while True:
+            cursor = _BARE_RUN.match(text, cursor).end()  # type: ignore[union-attr]
+            if cursor >= self.end:
+                return cursor
+            char = text[cursor]
+            if char in "{[" and not text[cursor - 1].isspace():
+                group = self._group_end(cursor)
+                if group is not None:
+                    self._note("unquoted_value_brackets")
+                    cursor = group
+                    continue
+            if char in "\n\r" and self._continues_on_next_line(cursor):
+                self._note("multiline_unquoted_value")
+                cursor += 1
+                continue
+            return cursor
+
+    def _group_end(self, pos: int) -> int | None:
+        """The offset past the bracket closing the one at ``pos`` on the same line, when the
+        group holds no quote and its brackets pair up; else None."""
+        stack: list[str] = []
+        text = self.text
+        for cursor in range(pos, self.end):
+            char = text[cursor]
+            if char in "{[":
+                stack.append("}" if char == "{" else "]")
+            elif char in "}]":
+                if stack.pop() != char:
+                    return None
+                if not stack:
+                    return cursor + 1
+            elif char in "\n\r" or char in QUOTES:
+                return None
+        return None
+
+    def _continues_on_next_line(self, newline: int) -> bool:
+        """Whether the line after ``newline`` carries on an unquoted value: it starts with a
+        word that is not a key (``word:``), a literal or a comment."""
+        text = self.text
+        start = _JSON_SPACE.match(text, newline).end()  # type: ignore[union-attr]
+        if text.count("\n", newline, start) > 1 or start >= self.end:
+            return False  # a blank line ends the value
+        word = _KEY_WORD.match(text, start)
+        if word is None or word.group() in _LITERALS:
+            return False
+        after = _INLINE_SPACE.match(text, word.end()).end()  # type: ignore[union-attr]
+        return after >= self.end or text[after] not in ":："
+
     # -- numbers --------------------------------------------------------------------------------
 
     def _read_number(self, pos: int) -> tuple[int | float, int]:
-        match = _NUMBER.match(self.text, pos)
+        text = self.text
+        grouped = _GROUPED_NUMBER.match(text, pos)
+        # ``2,000.50``: one number with digit groups, or a number and the next item.
+        if grouped is not None and not self._number_goes_on(grouped.end()) and self._choose(2) == 1:
+            self._note("thousands_separator")
+            return float(grouped.group().replace(",", "")), grouped.end()
+        match = _NUMBER.match(text, pos)
+        loose = _LOOSE_NUMBER.match(text, pos)
+        if loose is not None and (match is None or loose.end() > match.end()):
+            return self._read_loose_number(pos, loose)
         if match is None:
-            if self.text.startswith("-Infinity", pos):
-                raise ReadError(pos, "non_finite", "-Infinity is not a JSON number")
+            if text.startswith(("-Infinity", "+Infinity"), pos):
+                raise ReadError(pos, "non_finite", "Infinity is not a JSON number")
             if pos + 1 >= self.end:
                 raise ReadError(pos, "truncated", "the text ends inside a number")
             raise ReadError(pos, "parse", "invalid number")
-        after = match.end()
-        if after < self.end and (self.text[after] in "._$" or self.text[after].isalnum()):
+        if self._number_goes_on(match.end()):
             raise ReadError(pos, "parse", "invalid number (not in JSON's number grammar)")
-        return _number_value(match, pos), after
+        return _number_value(match, pos), match.end()
+
+    def _read_loose_number(self, pos: int, loose: re.Match[str]) -> tuple[int | float, int]:
+        """A number JSON lacks but Python and JavaScript read alike: ``.5``, ``1.``, ``+1``,
+        ``1_000`` (JavaScript's separators are Python's)."""
+        literal = loose.group()
+        after = loose.end()
+        if self._number_goes_on(after):
+            raise ReadError(pos, "parse", "invalid number (not in JSON's number grammar)")
+        if after >= self.end and literal.endswith("."):
+            raise ReadError(pos, "truncated", "the text ends inside a number")
+        self._note("nonstandard_number")
+        digits = literal.replace("_", "")
+        if "." in digits or "e" in digits or "E" in digits:
+            number = float(digits)
+            if number in (float("inf"), float("-inf")):
+                raise ReadError(pos, "non_finite", "number out of the float range")
+            return number, after
+        try:
+            return int(digits), after
+        except ValueError as err:  # more digits than int() converts by default
+            raise ReadError(pos, "parse", f"number too long: {err}") from err
+
+    def _number_goes_on(self, after: int) -> bool:
+        """Whether the text right after a number literal makes it something else (``1.2.3``,
+        ``10px``, ``0x1f``)."""
+        if after >= self.end:
+            return False
+        char = self.text[after]
+        return char in "._$" or char.isalnum()
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -637,6 +1165,37 @@ class Reader:
     def _note(self, fix: str) -> None:
         if fix not in self.fixes:
             self.fixes.append(fix)
+
+
+_NOT_A_LITERAL: Any = object()
+
+
+def _spelled_literal(word: str) -> Any:
+    """The literal ``word`` may be a slip for (``ture``, ``nul``, ``tRue``), else
+    ``_NOT_A_LITERAL``. Slips keep the first letter: one swap of neighbours, one letter too many
+    or too few, or the literal in odd case."""
+    lower = word.lower()
+    if lower in _SPELLED_LITERALS:
+        return _SPELLED_LITERALS[lower]
+    for literal, value in _SPELLED_LITERALS.items():
+        if lower[:1] == literal[0] and _one_slip(lower, literal):
+            return value
+    return _NOT_A_LITERAL
+
+
+def _one_slip(word: str, literal: str) -> bool:
+    if len(word) == len(literal):
+        diff = [i for i in range(len(word)) if word[i] != literal[i]]
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and word[diff[0]] == literal[diff[1]]
+            and word[diff[1]] == literal[diff[0]]
+        )
+    shorter, longer = sorted((word, literal), key=len)
+    if len(longer) - len(shorter) != 1 or len(shorter) < 3:
+        return False
+    return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
 
 
 def _number_value(match: re.Match[str], pos: int) -> int | float:

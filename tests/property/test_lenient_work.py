@@ -103,6 +103,32 @@ def test_named_adversarial_families_stay_linear(family: Any, schema: bool) -> No
     assert large_work <= 4.5 * small_work + 10_000
 
 
+# The spots the third recovery round added that read two ways, repeated through a text.
+ROUND_FAMILIES = {
+    "stray-quote-items": lambda n: "[" + '"a" b", ' * (n // 8) + '"c"]',
+    "early-closers": lambda n: '{"a": 1}, "b": 2}' * (n // 17),
+    "doubled-quote-keys": lambda n: "{" + '""k"": 1, ' * (n // 10) + "}",
+    "tuples-and-loose-numbers": lambda n: "[" + "(.5, +1, 1_0), " * (n // 15) + "]",
+    "python-adjacent-strings": lambda n: "[" + "'a' 'b', " * (n // 9) + "]",
+    "grouped-numbers": lambda n: "[" + "1,000.5, " * (n // 9) + "]",
+    "misspelled-literals": lambda n: "{" + "k: ture, " * (n // 9) + "}",
+    "over-escaped-quotes": lambda n: '["' + 'x\\\\"y ' * (n // 6) + '"]',
+    "quotes-after-delimiters": lambda n: '{"a": "x, ' * (n // 9) + '"b": 1}',
+    "fences-in-strings": lambda n: '{"a": "\n```{}```\n",\n' * (n // 18) + "}",
+}
+
+
+@pytest.mark.parametrize("family", list(ROUND_FAMILIES.values()), ids=list(ROUND_FAMILIES))
+@pytest.mark.parametrize("schema", [False, True])
+def test_the_round_three_choice_points_stay_linear(family: Any, schema: bool) -> None:
+    """Texts built from the newer two-way spots: bounded work, and no growth per character
+    (2,000 against 8,000 characters)."""
+    small, large = family(2_000), family(8_000)
+    small_work, large_work = _work(small, schema).used, _work(large, schema).used
+    assert large_work <= _bound(large)
+    assert large_work <= 4.5 * small_work + 10_000
+
+
 @settings(max_examples=150, deadline=None)
 @given(values, st.sampled_from(sorted(CORRUPTIONS)), st.data())
 def test_ordinary_slips_cost_a_small_fraction_of_the_budget(

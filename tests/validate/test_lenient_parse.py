@@ -29,7 +29,7 @@ def test_recovered_values_report_mode_lenient() -> None:
     assert parse_lenient("{'a': ").mode == "lenient"
 
 
-# One example per fix; ``joined_number`` is only ever a schema's choice.
+# One example per fix; the last ones are only ever a schema's choice between readings.
 FIX_EXAMPLES: list[tuple[str, str, Callable[[Any], bool] | None]] = [
     (text, fix, None)
     for text, fix in [
@@ -54,8 +54,32 @@ FIX_EXAMPLES: list[tuple[str, str, Callable[[Any], bool] | None]] = [
         ('{"a": [1, 2}', "mismatched_bracket"),
         ('<thinking>\n{"a": 0}\n</thinking>\n{"a": 1}', "stripped_reasoning"),
         ('{"a": "it' + "\\'" + 's"}', "needless_escape"),
+        ('("a", "b")', "python_tuple"),
+        ('{"a": .25}', "nonstandard_number"),
+        ('{"a": 2,000.50}', "thousands_separator"),
+        ("{text: words{in brackets}}", "unquoted_value_brackets"),
+        ('{"note": a value\n  over two lines}', "multiline_unquoted_value"),
+        ('{\\"a\\": 1}', "escaped_json"),
+        ('{5: "five"}', "non_string_key"),
+        ("{`a`: 1}", "backtick_quotes"),
+        ("{「a」: 1}", "corner_brackets"),
+        ('{"a": 1，"b": 2}', "fullwidth_punctuation"),
+        ('{"a":: 1}', "doubled_colon"),
+        ("{'re': r'\\d+'}", "python_string_prefix"),
+        ('{"a": "x" + "y"}', "joined_strings"),
+        ('{"a": "x, "b": 1}', "missing_closing_quote"),
     ]
-] + [("[1 2]", "joined_number", lambda value: value == [12])]
+] + [
+    (text, fix, check)
+    for text, fix, check in [
+        ("[1 2]", "joined_number", lambda value: value == [12]),
+        ('{""id"": 1}', "doubled_quotes", lambda value: "id" in value),
+        ('{"ok": ture}', "misspelled_literal", lambda value: value["ok"] is True),
+        ('["a" b", "c"]', "missing_opening_quote", lambda value: len(value) == 3),
+        ('{"a": "x\\\\"y\\\\" z"}', "double_escaped_quote", lambda v: "\\" not in v["a"]),
+        ('{"a": 1}, "b": 2}', "removed_stray_bracket", lambda value: "b" in value),
+    ]
+]
 
 
 @pytest.mark.parametrize(("text", "fix", "schema_check"), FIX_EXAMPLES)
