@@ -115,8 +115,9 @@ class ProfileRequiredError(ScriptoriumError):
 
 
 class APIKeyEnvMissingError(ScriptoriumError):
-    """Raised by prepare when the profile's ``api_key_env`` variable is unset or empty and no direct
-    key was given. ``env_var`` names the variable; its value is never shown."""
+    """Raised by prepare when the profile's ``api_key_env`` variable is unset, empty or too short to
+    be a key, and no direct key was given. ``env_var`` names the variable; its value is never
+    shown."""
 
     code = "api_key_env_missing"
     fields = ("prompt_id", "profile", "path", "env_var")

@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from scriptorium.errors import APIKeyEnvMissingError, LLMGenerateError, translate
+from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.llm.client import Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.model import LLMRequest, LLMResponse, Usage, key_from_env
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Registry, default_registry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.profile.model import validate_endpoint
@@ -76,7 +76,7 @@ def choose_provider(
 
     Raises ``LLMGenerateError`` (``reason="config"``: unset/unknown provider, bad mock response,
     ``profile`` for a raw payload, bad base URL; ``"provider_unavailable"``: SDK missing) or
-    ``APIKeyEnvMissingError`` (the key variable unset or empty).
+    ``APIKeyEnvMissingError`` (the key variable unset, empty or too short to be a key).
     """
     registry = registry or default_registry()
     name = (env.get(PROVIDER_ENV) or "").strip().lower()
@@ -109,12 +109,7 @@ def _keyed(spec: ProviderSpec, env: Mapping[str, str], hooks: RetryHooks | None)
         raise _sdk_missing(spec)
     key_env = spec.key_env
     assert key_env is not None  # choose_provider checked
-    key = env.get(key_env) or ""
-    if not key.strip():
-        raise APIKeyEnvMissingError(
-            f"{key_env} is unset or empty ({PROVIDER_ENV}={spec.name} reads its key from it)",
-            env_var=key_env,
-        )
+    key = key_from_env(env, key_env, reader=f"{PROVIDER_ENV}={spec.name}")
     endpoint = env.get(spec.base_url_env) or None if spec.base_url_env else None
     if endpoint is not None:
         with translate(

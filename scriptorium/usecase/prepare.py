@@ -15,7 +15,6 @@ from scriptorium.artifact.build import DEFAULT_MAX_BYTES, artifact_from_content
 from scriptorium.artifact.model import Artifact, ArtifactContent
 from scriptorium.artifact.reader import Reader
 from scriptorium.errors import (
-    APIKeyEnvMissingError,
     APIKeyRequiredError,
     ArtifactLoadError,
     InvalidRequestError,
@@ -24,7 +23,15 @@ from scriptorium.errors import (
     translate,
 )
 from scriptorium.hashing import canonical_json, hash_json
-from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target
+from scriptorium.llm.model import (
+    MIN_KEY_CHARS,
+    CacheDirectives,
+    StructuredOutput,
+    Target,
+    given_key,
+    is_short_key,
+    key_from_env,
+)
 from scriptorium.llm.registry import provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
@@ -150,22 +157,30 @@ def credential(
 ) -> str | None:
     """Step 4b: a direct key wins; else the profile's variable must be set and non-empty.
 
-    Whether a key is needed is decided by the provider's spec (``needs_key``; None asks the
-    default registry), whatever client will be used.
+    The one place a key enters a run, whatever brought it (a request, the HTTP API, a kernel, a
+    batch line, ``verify``): an empty or blank key is no key (a blank direct key falls back to the
+    variable, exactly as no key does), and a key shorter than ``MIN_KEY_CHARS`` is refused as a
+    key (``InvalidRequestError`` for a direct key, ``APIKeyEnvMissingError`` for a variable),
+    never quoted. Whether a key is needed is decided by the provider's spec (``needs_key``; None
+    asks the default registry), whatever client will be used.
     """
-    if api_key:
-        return api_key
-    if profile.api_key_env:
-        value = env.get(profile.api_key_env)
-        if not value:
-            raise APIKeyEnvMissingError(
-                f"environment variable {profile.api_key_env} is unset or empty "
-                f"(profile {profile.name!r} reads its key from it)",
-                env_var=profile.api_key_env,
-                profile=profile.name,
+    direct = given_key(api_key)
+    if direct is not None:
+        if is_short_key(direct):
+            raise InvalidRequestError(
+                f"api_key is too short to be an API key (fewer than {MIN_KEY_CHARS} characters)",
+                field="api_key",
                 prompt_id=prompt_id,
             )
-        return value
+        return direct
+    if profile.api_key_env:
+        return key_from_env(
+            env,
+            profile.api_key_env,
+            reader=f"profile {profile.name!r}",
+            profile=profile.name,
+            prompt_id=prompt_id,
+        )
     if needs_key is None:
         needs_key = provider_needs_key(profile.provider)
     if needs_key:
