@@ -31,6 +31,7 @@ from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, Strea
 from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.repair import RepairResult
+from scriptorium.usecase.unicode import replace_surrogates
 from scriptorium.usecase.watch import RunWatch
 from scriptorium.validate.partial import PartialJSON
 
@@ -67,9 +68,13 @@ class _AttemptEvents:
 
     def chunk(self, text: str) -> Iterator[StreamEvent]:
         """The delta of one chunk (none for an empty one), then the partial value after it when
-        it changed: computed once the delta was handed out, so parsing never delays the text."""
+        it changed: computed once the delta was handed out, so parsing never delays the text.
+
+        A lone surrogate becomes U+FFFD here, as it does in the result (the same function), so no
+        consumer is handed text it cannot encode; the result's ``encoding`` issue reports it."""
         if not text:
             return
+        text = replace_surrogates(text)[0]
         self.parts.append(text)
         yield TextDelta(text=text, attempt=self.step.attempt)
         parser = self.parser

@@ -119,7 +119,9 @@ def project(
 
 @pytest.fixture
 def engine(project: Path) -> Engine:
-    return Engine(project, env={"ANTHROPIC_API_KEY": "k-test-0001", "OPENAI_API_KEY": "k-test-0001"})
+    return Engine(
+        project, env={"ANTHROPIC_API_KEY": "k-test-0001", "OPENAI_API_KEY": "k-test-0001"}
+    )
 
 
 @pytest.fixture
