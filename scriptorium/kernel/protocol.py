@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
+from scriptorium._journal import load_json
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, redact
 
 __all__ = [
@@ -52,7 +53,7 @@ def read_init(stream: IO[bytes]) -> dict[str, Any]:
         if raw.strip():
             break
     try:
-        message = json.loads(raw.decode("utf-8-sig"))
+        message = load_json(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as err:
         raise InvalidRequestError(
             f"malformed init line: not JSON ({type(err).__name__})", field="init"

@@ -32,12 +32,12 @@ hold raw).
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from scriptorium._journal import load_json
 from scriptorium.errors import LLMGenerateError, redact
 from scriptorium.llm.client import (
     AsyncClient,
@@ -141,8 +141,8 @@ def _invalid(message: str) -> LLMGenerateError:
 def event_json(data: str) -> dict[str, Any]:
     """An event's data as the JSON object it must be; ``invalid_response`` when it is not one."""
     try:
-        value = json.loads(data)
-    except (ValueError, RecursionError) as err:
+        value = load_json(data)
+    except ValueError as err:
         raise _invalid("a stream event's data is not JSON") from err
     if not isinstance(value, dict):
         raise _invalid("a stream event's data is not a JSON object")
