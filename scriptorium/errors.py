@@ -179,8 +179,9 @@ class ProfileLoadError(_LoadError):
 
 class ArtifactLoadError(ScriptoriumError):
     """Raised by an artifact reader when an artifact is missing, outside its root, too large, or not
-    decodable as its declared media type. ``reason`` is ``not_found`` or ``too_large`` when it is
-    one of those (the HTTP API answers 413 for ``too_large``), else None."""
+    decodable as its declared media type. ``reason`` is ``not_found``, ``too_large`` or
+    ``unreadable`` (a media header that cannot be read within its bound) when it is one of those
+    (the HTTP API answers 413 for ``too_large``), else None."""
 
     code = "artifact_load"
     fields = ("prompt_id", "profile", "path", "artifact", "reason")
