@@ -47,10 +47,12 @@ from scriptorium.validate.model import LoadedSchema, OutputContract
 from scriptorium.validate.validator import Validator
 
 __all__ = [
+    "OFFLOAD_BYTES",
     "check_declared_inputs",
     "check_prompt_id",
     "credential",
     "definition_hash",
+    "heavy_to_prepare",
     "inputs_contract",
     "load_output_schema",
     "merge_settings",
@@ -145,6 +147,43 @@ def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None 
         api_key_env=profile.api_key_env,
         explicit=tuple(dict.fromkeys(explicit)),
     )
+
+
+#: Requests carrying more content than this (bytes of artifacts given by value and of input
+#: text) are prepared in a worker thread by async runs: decoding, hashing, rendering and reading
+#: media headers grow with the content. A request naming a file is prepared there too (reading a
+#: file is I/O). Below it, the loop keeps the work (a thread hop costs about 0.05 ms).
+OFFLOAD_BYTES = 256 * 1024
+# How many input values the weighing looks at before calling a request heavy anyway.
+_WEIGH_ITEMS = 10_000
+
+
+def heavy_to_prepare(request: RunRequest) -> bool:
+    """Whether preparing ``request`` could hold an event loop long enough to matter (see
+    :data:`OFFLOAD_BYTES`). Cheap: it stops as soon as it knows."""
+    weight = 0
+    for value in request.artifacts.values():
+        if isinstance(value, str):
+            return True
+        weight += len(value.data)
+        if weight > OFFLOAD_BYTES:
+            return True
+    stack: list[Any] = [request.inputs]
+    seen = 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > _WEIGH_ITEMS:
+            return True
+        if isinstance(item, str):
+            weight += len(item)
+            if weight > OFFLOAD_BYTES:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 def credential(

@@ -30,6 +30,7 @@ from scriptorium.usecase.calls import Callees
 from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
 from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
+from scriptorium.usecase.offload import judged
 from scriptorium.usecase.repair import RepairResult
 from scriptorium.usecase.unicode import replace_surrogates
 from scriptorium.usecase.watch import RunWatch
@@ -200,7 +201,7 @@ async def _aevents(run: StreamedRun) -> AsyncGenerator[StreamEvent, None]:
             async with aclosing(_ageneration(run, step, events)) as generation:
                 async for event in generation:
                     yield event
-            run.flow.send(events.outcome)
+            await judged(run.flow, events.outcome)
         for event in run.finished():
             yield event
     except BaseException as err:
