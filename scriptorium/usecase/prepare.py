@@ -152,7 +152,8 @@ def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None 
 #: Requests carrying more content than this (bytes of artifacts given by value and of input
 #: text) are prepared in a worker thread by async runs: decoding, hashing, rendering and reading
 #: media headers grow with the content. A request naming a file is prepared there too (reading a
-#: file is I/O). Below it, the loop keeps the work (a thread hop costs about 0.05 ms).
+#: file is I/O). Below it, the loop keeps the work (a thread hop costs about 0.1 ms, as much as a
+#: whole small run; ``python -m bench.offload``).
 OFFLOAD_BYTES = 256 * 1024
 # How many input values the weighing looks at before calling a request heavy anyway.
 _WEIGH_ITEMS = 10_000

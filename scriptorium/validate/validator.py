@@ -11,8 +11,9 @@ __all__ = ["OFFLOAD_CHARS", "Validator", "heavy_to_validate"]
 
 #: Outputs longer than this (characters) are validated in a worker thread by async runs. Strict
 #: JSON of this size parses in a fraction of a millisecond, but a lenient reading of a hostile text
-#: costs about 1.5 ms per thousand characters and schema validation grows with the value, while a
-#: thread hop costs about 0.05 ms (``python -m bench.offload``): below it, the loop keeps the work.
+#: costs about 1 ms per thousand characters and schema validation grows with the value, while a
+#: thread hop costs about 0.1 ms, as much as a whole small run (``python -m bench.offload``):
+#: below it, the loop keeps the work.
 OFFLOAD_CHARS = 8_192
 
 
