@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -126,3 +127,35 @@ def test_a_public_address_without_a_token_is_refused_at_start(tmp_path: Path) ->
     assert done.returncode == 2
     assert done.stderr.startswith("scriptorium: usage: refusing to listen on 0.0.0.0")
     assert "SCRIPTORIUM_HTTP_TOKEN" in done.stderr
+
+
+@pytest.mark.parametrize("where", ["taken", "unresolvable", "foreign"])
+def test_serve_that_cannot_listen_exits_1_naming_the_address(tmp_path: Path, where: str) -> None:
+    """A port in use, a host that does not resolve, an address that is not this machine's: exit
+    1 (not 3, which means a profile or key problem) with one line of ours naming the address."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        host = {
+            "taken": "127.0.0.1",
+            "unresolvable": "no-such-host.invalid",
+            "foreign": "192.0.2.7",
+        }[where]
+        env = _env(SCRIPTORIUM_HTTP_TOKEN=TOKEN)
+        done = scriptorium(
+            "serve",
+            "--root",
+            str(tmp_path),
+            "--host",
+            host,
+            "--port",
+            str(port),
+            cwd=tmp_path,
+            env=env,
+        )
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("scriptorium: cannot_listen: ")
+    assert f"{host}:{port}" in line
+    assert "Errno" not in line
