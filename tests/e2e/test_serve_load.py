@@ -21,7 +21,7 @@ import pytest
 
 from scriptorium.testing import FakeAnthropicServer
 from tests.e2e.test_cli import closed_port
-from tests.e2e.test_serve import SERVE, _env, _wait_until_up
+from tests.e2e.test_serve import SERVE, serve_env, wait_until_up
 
 KEY_ENV = "SERVE_LOAD_TEST_KEY"
 KEY = "sk-ant-serve-load-canary-5e1f0a"
@@ -70,14 +70,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         port = closed_port()
         process = subprocess.Popen(
             [*SERVE, "--root", str(root), "--port", str(port), "--concurrency", str(CONCURRENCY)],
-            env=_env(**{KEY_ENV: KEY}),
+            env=serve_env(**{KEY_ENV: KEY}),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         try:
             url = f"http://127.0.0.1:{port}"
-            _wait_until_up(url, process)
+            wait_until_up(url, process)
             llm.reply("warm")  # the first run imports the SDK and opens the connection pool
             warm = httpx.post(f"{url}/v1/runs", json={"prompt_id": "hello"}, timeout=60)
             assert warm.status_code == 200, warm.text

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_cli import closed_port
-from tests.e2e.test_serve import SERVE, _env, _wait_until_up
+from tests.e2e.test_serve import SERVE, serve_env, wait_until_up
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "schemathesis-token-4c1d2e3f"
@@ -54,14 +54,14 @@ def served(
     log = (project / "serve.log").open("w", encoding="utf-8")
     process = subprocess.Popen(
         [*SERVE, "--root", str(project), "--port", str(port)],
-        env=_env(**extra),
+        env=serve_env(**extra),
         stdout=log,
         stderr=log,
         text=True,
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        _wait_until_up(url, process)
+        wait_until_up(url, process)
         yield Served(url, token)
     finally:
         process.terminate()
