@@ -153,7 +153,9 @@ class MeteredClient:
     The sum is what the kernel charges, also when the run fails after a response came back (a
     validator failure, say): tokens spent are charged whether or not the run completes. With
     ``free_replays``, a response served from a replay cassette (``metadata["replayed"]``) counts
-    as received but adds nothing: nobody paid for those tokens now.
+    as received but adds nothing: nobody paid for those tokens now. ``allowed`` is asked before
+    each call: when it says no (the kernel was told to stop, or its supervisor is gone), the call
+    is not made (``LLMGenerateError``, reason ``cancelled``).
     """
 
     def __init__(
@@ -162,10 +164,12 @@ class MeteredClient:
         on_call: Callable[[LLMRequest], None],
         *,
         free_replays: bool = True,
+        allowed: Callable[[], bool] | None = None,
     ) -> None:
         self._inner = inner
         self._on_call = on_call
         self._free_replays = free_replays
+        self._allowed = allowed
         #: Calls started, and responses received.
         self.calls = 0
         self.responses = 0
@@ -173,6 +177,11 @@ class MeteredClient:
 
     def generate(self, request: LLMRequest) -> LLMResponse:
         """Announce the call, delegate, and count what came back."""
+        if self._allowed is not None and not self._allowed():
+            raise LLMGenerateError(
+                "not calling the model: the kernel was stopped, or nobody reads its output",
+                reason="cancelled",
+            )
         self.calls += 1
         self._on_call(request)
         response = self._inner.generate(request)
