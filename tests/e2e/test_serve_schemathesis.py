@@ -31,6 +31,7 @@ SCHEMATHESIS = [sys.executable, "-m", "schemathesis.cli", "run"]
 class Served:
     url: str
     token: str | None
+    workdir: Path
 
 
 def _project(root: Path) -> Path:
@@ -62,7 +63,7 @@ def served(
     try:
         url = f"http://127.0.0.1:{port}"
         wait_until_up(url, process)
-        yield Served(url, token)
+        yield Served(url, token, project)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -73,7 +74,10 @@ def _schemathesis(served: Served, *options: str) -> subprocess.CompletedProcess[
     argv = [*SCHEMATHESIS, f"{served.url}/openapi.json", "--checks", "all", "-w", "1", *options]
     if served.token is not None:
         argv += ["-H", f"Authorization: Bearer {served.token}"]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    # Its own directory: schemathesis keeps a cache where it runs.
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=600, check=False, cwd=served.workdir
+    )
 
 
 def _assert_clean(done: subprocess.CompletedProcess[str]) -> None:
