@@ -1,4 +1,13 @@
-"""An append-only JSON-lines journal that a crash cannot corrupt for the next reader.
+"""JSON lines: the one way scriptorium splits and parses them, and an append-only journal that a
+crash cannot corrupt for the next reader.
+
+Every JSON-lines reader (batch input, batch output read back for a resume, replay cassettes,
+provider batch results) splits with :func:`jsonl_lines` or :func:`jsonl_file_lines`: at ``"\n"``
+only (a ``"\r"`` before it dropped), never with ``str.splitlines()``, which also splits at
+U+2028, U+2029, U+0085 and a few control characters that JSON strings may hold raw, turning one
+good line into two broken ones and shifting every later line number. Every reader of untrusted
+JSON parses with :func:`load_json`, which refuses nesting too deep to parse (``ValueError``)
+instead of letting ``RecursionError`` escape.
 
 A record is written as one ``write`` of one whole line on an ``O_APPEND`` descriptor, so two
 writers never interleave and a record is either all there or torn at its end. A torn last line (a
@@ -9,12 +18,52 @@ own instead of being glued onto the torn one (which would lose both).
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
+from collections.abc import Iterable, Iterator
 from types import TracebackType
+from typing import Any, TypeVar
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "TooDeep", "jsonl_file_lines", "jsonl_lines", "load_json"]
+
+_Line = TypeVar("_Line", str, bytes)
+
+
+class TooDeep(ValueError):
+    """A JSON document nested deeper than the parser can follow."""
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads(text)``; ``ValueError`` (:class:`TooDeep` for nesting too deep to parse,
+    ``json.JSONDecodeError`` for the rest) for anything that is not a JSON document."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise TooDeep("the JSON is nested too deeply to read") from None
+
+
+def _numbered(lines: Iterable[_Line], cr: _Line) -> Iterator[tuple[int, _Line]]:
+    for number, line in enumerate(lines, start=1):
+        yield number, line[:-1] if line.endswith(cr) else line
+
+
+def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for each line of ``text``, split at ``"\n"`` only, a ``"\r"``
+    before it dropped; blank lines included (their numbers count). No empty last line for a
+    text that ends with a newline."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return _numbered(lines, "\r")
+
+
+def jsonl_file_lines(handle: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The same for a file opened in binary mode, read line by line (iterating a binary file
+    splits at ``b"\n"`` only)."""
+    return _numbered((line[:-1] if line.endswith(b"\n") else line for line in handle), b"\r")
+
 
 _FLAGS = (
     os.O_RDWR

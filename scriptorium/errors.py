@@ -115,8 +115,9 @@ class ProfileRequiredError(ScriptoriumError):
 
 
 class APIKeyEnvMissingError(ScriptoriumError):
-    """Raised by prepare when the profile's ``api_key_env`` variable is unset or empty and no direct
-    key was given. ``env_var`` names the variable; its value is never shown."""
+    """Raised by prepare when the profile's ``api_key_env`` variable is unset, empty or too short to
+    be a key, and no direct key was given. ``env_var`` names the variable; its value is never
+    shown."""
 
     code = "api_key_env_missing"
     fields = ("prompt_id", "profile", "path", "env_var")
@@ -178,8 +179,9 @@ class ProfileLoadError(_LoadError):
 
 class ArtifactLoadError(ScriptoriumError):
     """Raised by an artifact reader when an artifact is missing, outside its root, too large, or not
-    decodable as its declared media type. ``reason`` is ``not_found`` or ``too_large`` when it is
-    one of those (the HTTP API answers 413 for ``too_large``), else None."""
+    decodable as its declared media type. ``reason`` is ``not_found``, ``too_large`` or
+    ``unreadable`` (a media header that cannot be read within its bound) when it is one of those
+    (the HTTP API answers 413 for ``too_large``), else None."""
 
     code = "artifact_load"
     fields = ("prompt_id", "profile", "path", "artifact", "reason")

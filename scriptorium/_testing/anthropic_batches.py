@@ -104,7 +104,10 @@ class AnthropicBatchRoutes:
     def _results(self, batch: FakeBatch) -> Answer:
         if not batch.ended:
             return _error(404, "not_found_error", f"batch {batch.id} has no results yet")
-        lines = [json.dumps(_result_line(r)) for r in self.batches.ordered(batch)]
+        # UTF-8 as the API writes it: non-ASCII (U+2028 too) raw in the lines.
+        lines = [
+            json.dumps(_result_line(r), ensure_ascii=False) for r in self.batches.ordered(batch)
+        ]
         body = ("\n".join(lines) + "\n").encode("utf-8")
         return Answer(200, body, content_type="application/binary")
 

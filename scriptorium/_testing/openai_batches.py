@@ -16,6 +16,7 @@ from email.policy import HTTP
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from scriptorium._journal import jsonl_lines, load_json
 from scriptorium._testing.batches import FakeBatch, FakeBatches, RowOutcome
 from scriptorium._testing.http import Answer, RecordedRequest
 
@@ -142,11 +143,11 @@ class OpenAIBatchRoutes:
             return _error(400, "completion_window must be 24h and endpoint /v1/chat/completions")
         rows: list[tuple[str, Any]] = []
         models: set[Any] = set()
-        for number, line in enumerate(stored.content.decode("utf-8").splitlines(), start=1):
+        for number, line in jsonl_lines(stored.content.decode("utf-8")):
             if not line.strip():
                 continue
             try:
-                entry = json.loads(line)
+                entry = load_json(line)
             except ValueError:
                 return _error(400, f"line {number} of the input file is not JSON")
             custom_id = entry.get("custom_id")
@@ -224,12 +225,12 @@ class OpenAIBatchRoutes:
         status = "cancelled" if "canceled" in kinds else "expired" if kinds else "completed"
         batch.extra["status"] = status
         if answered:
-            lines = [json.dumps(_output_line(batch, r)) for r in answered]
+            lines = [json.dumps(_output_line(batch, r), ensure_ascii=False) for r in answered]
             name = f"batch_{batch.id}_output.jsonl"
             stored = self._store(name, "batch_output", ("\n".join(lines) + "\n").encode())
             batch.extra["output_file_id"] = stored.id
         if unanswered:
-            lines = [json.dumps(_error_line(r)) for r in unanswered]
+            lines = [json.dumps(_error_line(r), ensure_ascii=False) for r in unanswered]
             name = f"batch_{batch.id}_error.jsonl"
             stored = self._store(name, "batch_output", ("\n".join(lines) + "\n").encode())
             batch.extra["error_file_id"] = stored.id

@@ -4,6 +4,13 @@ Everything here reads the file header by hand (no image or PDF library): the mag
 identify the format, image dimensions, and a PDF's page count. Every read goes through
 :func:`_take`, which never looks past the end of the data: a truncated or hostile file gives
 ``None`` (or a refusal), never an ``IndexError`` or a read beyond the buffer.
+
+The one header that is walked, a JPEG's segments up to its frame header, is walked a bounded
+distance: at most :data:`MAX_HEADER_SEGMENTS` segments within the first :data:`MAX_HEADER_BYTES`
+bytes (a camera's file reaches its frame header within a few dozen). A file that has not shown its
+frame header by then (a start-of-image followed by megabytes of restart markers, say) is refused as
+unreadable when it is read (:func:`check_media_bytes`) instead of being walked to its end, which on
+a hostile file costs seconds per megabyte of CPU.
 """
 
 from __future__ import annotations
@@ -15,11 +22,14 @@ from scriptorium.errors import ArtifactLoadError
 
 __all__ = [
     "IMAGE_TYPES",
+    "MAX_HEADER_BYTES",
+    "MAX_HEADER_SEGMENTS",
     "MEDIA_TYPES",
     "PDF_TYPE",
     "MediaKind",
     "base_type",
     "check_media_bytes",
+    "header_walk_gives_up",
     "image_size",
     "is_media",
     "media_kind",
@@ -36,6 +46,10 @@ MEDIA_TYPES = IMAGE_TYPES | {PDF_TYPE}
 
 # A PDF reader looks for the header within the first 1024 bytes (some writers put junk first).
 _PDF_HEADER_WINDOW = 1024
+#: The most segments a JPEG header walk reads before giving up on finding the frame header.
+MAX_HEADER_SEGMENTS = 512
+#: How far into a JPEG the frame header must start for the walk to find it.
+MAX_HEADER_BYTES = 8 * 1024 * 1024
 
 
 def base_type(media_type: str) -> str:
@@ -60,6 +74,10 @@ def media_kind(media_type: str) -> MediaKind | None:
 
 class _Short(Exception):
     """The data ends before a field the parser needs."""
+
+
+class _GaveUp(Exception):
+    """The header walk reached its bound before the field it looks for."""
 
 
 def _take(data: bytes, offset: int, size: int) -> bytes:
@@ -139,13 +157,19 @@ _JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 _JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xDA)})
 
 
+# Fill bytes before a marker code: any run of 0xFF, skipped in one step however long.
+_FILL = re.compile(rb"\xff+")
+
+
 def _jpeg_size(data: bytes) -> tuple[int, int]:
     offset = 2  # after SOI
-    while True:
-        if _take(data, offset, 1) != b"\xff":
+    for _ in range(MAX_HEADER_SEGMENTS):
+        fill = _FILL.match(data, offset)
+        if fill is None:
             raise _Short
-        while _take(data, offset, 1) == b"\xff":  # fill bytes before the marker code
-            offset += 1
+        offset = fill.end()
+        if offset >= MAX_HEADER_BYTES:
+            raise _GaveUp
         marker = _take(data, offset, 1)[0]
         offset += 1
         if marker in _JPEG_SOF:
@@ -159,6 +183,7 @@ def _jpeg_size(data: bytes) -> tuple[int, int]:
         if length < 2:
             raise _Short
         offset += length  # always forward: the loop ends at the data's end at the latest
+    raise _GaveUp
 
 
 _SIZERS = {
@@ -177,8 +202,23 @@ def image_size(data: bytes, media_type: str) -> tuple[int, int] | None:
         return None
     try:
         return sizer(data)
-    except _Short:
+    except (_Short, _GaveUp):
         return None
+
+
+def header_walk_gives_up(data: bytes, media_type: str) -> bool:
+    """Whether reading the size of an image of ``media_type`` from ``data`` reaches the walk's
+    bound (see the module) instead of an answer: such a file is refused as unreadable."""
+    sizer = _SIZERS.get(base_type(media_type))
+    if sizer is None:
+        return False
+    try:
+        sizer(data)
+    except _GaveUp:
+        return True
+    except _Short:
+        return False
+    return False
 
 
 # --- PDF pages ------------------------------------------------------------------------------------
@@ -208,7 +248,8 @@ def pdf_page_count(data: bytes) -> int | None:
 
 def check_media_bytes(name: str, ref: str, data: bytes, media_type: str) -> None:
     """``ArtifactLoadError`` unless the magic bytes of ``data`` agree with its declared media
-    ``media_type``. Other types pass unchecked.
+    ``media_type``, and, for an image whose header is walked, the walk finds what it looks for
+    within its bound (``reason="unreadable"`` otherwise). Other types pass unchecked.
 
     Only the format is checked here. Whether a provider takes the image (its dimensions) is a
     question about the request, asked in ``prepare`` (:func:`scriptorium.llm.media.check_media`);
@@ -225,4 +266,12 @@ def check_media_bytes(name: str, ref: str, data: bytes, media_type: str) -> None
             f"artifact {name!r}: {where} is declared {base}, but its bytes are {what}",
             artifact=name,
             path=ref or None,
+        )
+    if header_walk_gives_up(data, base):
+        raise ArtifactLoadError(
+            f"artifact {name!r}: {where} is unreadable as {base}: no frame header within "
+            f"{MAX_HEADER_SEGMENTS} segments or {MAX_HEADER_BYTES:,} bytes",
+            artifact=name,
+            path=ref or None,
+            reason="unreadable",
         )

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from scriptorium._files import read_named_file
+from scriptorium._journal import load_json
 from scriptorium.batch.state import BatchState
 from scriptorium.errors import InvalidRequestError, translate
 
@@ -34,7 +35,7 @@ class StateFile:
             # The bounded regular-file read every file goes through (a FIFO is refused, not
             # waited on).
             raw = read_named_file(self.path, max_bytes=MAX_STATE_BYTES, label=str(self.path))
-            data = json.loads(raw.decode("utf-8"))
+            data = load_json(raw.decode("utf-8"))
             return BatchState.from_json(data)
 
     def save(self, state: BatchState) -> None:

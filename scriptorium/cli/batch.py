@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING
 
 from scriptorium._journal import Journal
 from scriptorium.batch.executor import BatchExecutor, Row, executor_named
+from scriptorium.batch.lock import OutputLock
 from scriptorium.cli.batch_records import (
     Item,
     Record,
@@ -151,7 +152,13 @@ def _json_line(record: Record) -> str:
 
 
 def cmd_batch(args: argparse.Namespace, reporter: Reporter) -> int:
-    """Run the batch; exit 0 when every line has a valid result, else 1 (details in ``--out``)."""
+    """Run the batch; exit 0 when every line has a valid result, else 1 (details in ``--out``).
+    One batch per ``--out`` at a time: a second one exits 2 naming the first's pid."""
+    with OutputLock(Path(args.out_file)):
+        return _batch(args, reporter)
+
+
+def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     if getattr(args, "provider_batch", False):
         from scriptorium.cli.provider_batch import cmd_provider_batch
 

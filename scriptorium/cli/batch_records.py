@@ -4,13 +4,13 @@ read into items, the output records, the results of earlier runs, and the summar
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scriptorium._files import FileProblem, open_named_file, read_named_file
+from scriptorium._journal import jsonl_file_lines, jsonl_lines, load_json
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_base, artifact_ref, build_request, read_inputs
 from scriptorium.cli.inputs import typed_inputs
@@ -92,7 +92,7 @@ def _parse_line(
     definition: PromptDefinition,
 ) -> Item:
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except ValueError as err:
         return Item(number, None, error=InvalidRequestError(f"line {number} is not JSON: {err}"))
     if not isinstance(data, dict):
@@ -156,7 +156,7 @@ def read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[I
         text = data.decode("utf-8")
     return [
         _parse_line(per_line, number, line, base, shared, definition)
-        for number, line in enumerate(text.splitlines(), start=1)
+        for number, line in jsonl_lines(text)
         if line.strip()
     ]
 
@@ -203,11 +203,11 @@ def _foreign_line(path: Path, prompt_id: str) -> str | None:
             return None
         raise InvalidRequestError(f"--out: {err}", field="out") from err
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in jsonl_file_lines(handle):
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
+                record = load_json(raw)
             except ValueError:
                 return f"line {number} is not JSON"
             if not _is_record(record):
@@ -249,9 +249,9 @@ def read_done(*paths: Path) -> dict[str, Record]:
         except FileProblem:
             continue
         with handle:
-            for line in handle:
+            for _, line in jsonl_file_lines(handle):
                 try:
-                    record = json.loads(line)
+                    record = load_json(line)
                 except ValueError:  # a torn line (or bytes that are not UTF-8)
                     continue
                 if isinstance(record, dict) and "result" in record:

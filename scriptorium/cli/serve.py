@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import copy
+import errno
 import gc
 import ipaddress
+import logging
 import os
 import signal
+import socket
 from types import FrameType
 from typing import Any
 
@@ -35,6 +38,41 @@ def is_loopback(host: str) -> bool:
     except ValueError:
         # A host name could resolve anywhere: treat it as reachable from outside.
         return False
+
+
+#: The exit status of a server that cannot listen where it was told to.
+EXIT_CANNOT_LISTEN = 1
+
+
+class _CannotListen(Exception):
+    """The address is taken, not this machine's, or its host does not resolve."""
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port``, opened here rather than by uvicorn, so a failure
+    is said in our words with the address named (uvicorn logs its own line and exits 3, the status
+    of a profile or key problem)."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError) as err:
+        raise _CannotListen(f"cannot listen on {where}: the host does not resolve") from err
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as err:
+        sock.close()
+        why = {
+            errno.EADDRINUSE: "the address is already in use",
+            errno.EADDRNOTAVAIL: "the address is not one of this machine's",
+            errno.EACCES: "permission denied (a port below 1024 needs privileges)",
+        }.get(err.errno or 0, err.strerror or type(err).__name__)
+        raise _CannotListen(f"cannot listen on {where}: {why}") from err
+    return sock
 
 
 def _log_config() -> dict[str, Any]:
@@ -82,6 +120,11 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
     app = create_app(
         engine, token=token, concurrency=args.concurrency, cors_origins=args.cors_origins
     )
+    try:
+        listening = _listen(args.host, args.port)
+    except _CannotListen as err:
+        reporter.error("cannot_listen", str(err))
+        return EXIT_CANNOT_LISTEN
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -99,14 +142,17 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
     # What start-up built lives as long as the server: keep the collector from rescanning it.
     gc.collect()
     gc.freeze()
+    host, port = listening.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    logging.getLogger("uvicorn.error").info("serving on http://%s:%d", shown, port)
     try:
-        server.run()
+        server.run(sockets=[listening])
     except _Terminated:
         return 0
     finally:
         signal.signal(signal.SIGTERM, previous)
-    # uvicorn reports a failure to start (port taken) in its log and by not starting.
-    return 0 if server.started else 1
+        listening.close()
+    return 0 if server.started else EXIT_CANNOT_LISTEN
 
 
 class _Terminated(Exception):

@@ -1,18 +1,20 @@
 """``create_app``: the Starlette application, and the outer layer every request goes through.
 
 That layer (:class:`Guard`) gives each request an id, checks the bearer token, turns every failure
-into the JSON error body with the status of the mapping in :mod:`scriptorium.httpapi.errors`, and
-writes one access-log line per request. Routes are plain functions, one module each, that raise
-sentinels and return answers.
+into the JSON error body with the status of the mapping in :mod:`scriptorium.httpapi.errors`,
+cancels the work of a client that hangs up (:class:`_Hangup`), and writes one access-log line per
+request. Routes are plain functions, one module each, that raise sentinels and return answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import os
 import re
 import time
+import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +73,70 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     return json_response(body, status, headers)
 
 
+# What a path may show of itself in the log as it is: anything else (control characters, spaces,
+# non-ASCII, a percent sign) is percent-encoded, so no path can end a log line or fake another.
+_PATH_SAFE = "/-._~!$&'()*+,;=:@"
+
+
+def logged_path(scope: Scope) -> str:
+    """The request's path as the access log writes it: percent-encoded outside a small safe set,
+    so it holds no control character, whatever the caller sent."""
+    return urllib.parse.quote(str(scope.get("path", "-")), safe=_PATH_SAFE)
+
+
+class _Hangup:
+    """Cancels a request's work when its client disconnects: the one way plain runs, prepares
+    and streamed runs stop when nobody is left to answer.
+
+    ``receive`` is relayed to the app. Once the app has read the whole body, only a disconnect can
+    come on the real channel, so a watcher waits on it: when the client hangs up before the
+    answer ended, the request's task is cancelled wherever it waits (a queued run in its slot is
+    never sent; a run in flight has its provider connection closed) and every later ``receive``
+    of the app says ``http.disconnect``. No task is started for a request whose body is never read.
+    """
+
+    __slots__ = ("_cancelled", "_receive", "_task", "_watcher", "answered", "gone")
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+        self._task = asyncio.current_task()
+        self._watcher: asyncio.Task[None] | None = None
+        self._cancelled = False
+        self.gone = asyncio.Event()
+        #: Set once the answer's last byte was handed to the server.
+        self.answered = False
+
+    async def receive(self) -> Message:
+        if self._watcher is not None or self.gone.is_set():
+            await self.gone.wait()
+            return {"type": "http.disconnect"}
+        message = await self._receive()
+        if message["type"] == "http.disconnect":
+            self.gone.set()
+        elif not message.get("more_body", False):
+            self._watcher = asyncio.ensure_future(self._watch())
+        return message
+
+    async def _watch(self) -> None:
+        message = await self._receive()
+        # A server may also say "disconnect" once the answer is complete: that is no hang-up.
+        if message["type"] == "http.disconnect" and not self.answered:
+            self.gone.set()
+            if self._task is not None:
+                self._cancelled = True
+                self._task.cancel()
+
+    def close(self) -> None:
+        """Stop watching; a cancellation this hang-up asked for is taken back from the task's
+        count (whether or not something on the way swallowed it), so nothing later in the task
+        takes itself for cancelled."""
+        if self._watcher is not None and not self._watcher.done():
+            self._watcher.cancel()
+        if self._cancelled and self._task is not None:
+            self._cancelled = False
+            self._task.uncancel()
+
+
 def _new_request_id(scope: Scope) -> str:
     for name, value in scope.get("headers", ()):
         if name == b"x-request-id":
@@ -110,12 +176,15 @@ class Guard:
         scope[REQUEST_ID_KEY] = rid
         started = time.perf_counter()
         state: dict[str, Any] = {"status": 0}
+        hangup = _Hangup(receive)
 
         async def tagged(message: Message) -> None:
             if message["type"] == "http.response.start":
                 state["status"] = message["status"]
                 headers = [*message.get("headers", ()), (b"x-request-id", rid.encode("ascii"))]
                 message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                hangup.answered = True
             await send(message)
 
         try:
@@ -126,9 +195,14 @@ class Guard:
                     "a valid 'Authorization: Bearer <token>' header is required",
                     headers={"WWW-Authenticate": "Bearer"},
                 )
-            await self.app(scope, receive, tagged)
+            await self.app(scope, hangup.receive, tagged)
+        except asyncio.CancelledError:
+            if not hangup.gone.is_set():
+                raise  # the server is shutting down, not this client hanging up
+            state["status"] = 499
         except ClientDisconnect:
-            # The caller hung up while sending its body: nobody is left to answer.
+            # The caller hung up while sending its body (or while its answer streamed): nobody is
+            # left to answer.
             state["status"] = 499
         except Exception as err:
             if state["status"]:
@@ -137,20 +211,26 @@ class Guard:
             else:
                 await _failure(err, rid, self.service.roots)(scope, receive, tagged)
         finally:
+            hangup.close()
+            if hangup.gone.is_set() and not hangup.answered:
+                state["status"] = 499
             if _access.isEnabledFor(logging.INFO):
+                # The route's pattern where one matched; else the path, escaped: a path is the
+                # caller's text, and must not be able to end this line and write another.
                 route = getattr(scope.get("route"), "path", None)
                 duration_ms = round((time.perf_counter() - started) * 1000, 3)
                 _access.info(
                     "%s %s %s %s %.1fms",
                     rid,
                     scope.get("method", "-"),
-                    route or scope.get("path", "-"),
+                    route or logged_path(scope),
                     state["status"],
                     duration_ms,
                     extra={
                         "request_id": rid,
                         "method": scope.get("method"),
                         "route": route,
+                        "path": None if route else logged_path(scope),
                         "status": state["status"],
                         "duration_ms": duration_ms,
                     },

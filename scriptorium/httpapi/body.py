@@ -71,7 +71,7 @@ def _check_policy(run: RunRequest, service: Service) -> None:
             field="overrides.endpoint",
         )
     wanted = run.overrides.repair_attempts
-    if wanted is not None and wanted >= 1 and not getattr(service.engine, "repair", False):
+    if wanted is not None and wanted >= 1 and not service.engine.repair:
         raise InvalidRequestError(
             f"overrides.repair_attempts={wanted} asks for repairs, but this server runs without "
             "a repairer (start it with 'scriptorium serve --repair', or serve an "

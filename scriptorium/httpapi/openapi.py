@@ -2,7 +2,10 @@
 
 Request and answer bodies are the very models the routes parse and send (``RunRequest`` as
 validated, ``RunResult``/``PreparedRun`` as serialised), so a client generated from this document
-speaks what the server speaks. Built once per app.
+speaks what the server speaks. Built once per app, for that app's policy: what this server refuses
+of a ``RunRequest`` (its own ``api_key`` unless client keys are allowed, an ``overrides.endpoint``
+without such a key, a string artifact reference without an artifact root) is shown as refused, so
+no request the document allows is turned away for a reason the document does not state.
 """
 
 from __future__ import annotations
@@ -32,12 +35,92 @@ ERROR_STATUSES: dict[int, str] = {
     504: "llm_generate timeout: the run's time budget was spent",
 }
 
+#: A key as the server takes one: at least ``MIN_KEY_CHARS`` characters between the first and the
+#: last that are not blank (a blank key is no key).
+_KEY_PATTERN = r"^\s*\S[\s\S]{6,}\S\s*$"
+_BLANK = {"type": "string", "pattern": r"^\s*$"}
+
 _RUN_ERRORS = (400, 401, 404, 413, 422, 500, 502, 503, 504)
 _PREPARE_ERRORS = (400, 401, 404, 413, 422, 500)
 _PROMPT_ERRORS = (400, 401, 404, 500)
 
 
-def _schemas() -> dict[str, Any]:
+#: RunRequest fields a JSON null leaves out (generated clients send every optional field).
+_NULL_MEANS_ABSENT = ("inputs", "artifacts", "overrides", "metadata")
+
+
+def _policy(
+    components: dict[str, Any],
+    request: dict[str, Any],
+    *,
+    client_keys: bool,
+    artifact_refs: bool,
+    repairs: bool,
+) -> None:
+    """The RunRequest schema narrowed to what this server accepts (see the module)."""
+    props = request["properties"]
+    overrides = components.get("Overrides", {}).get("properties", {})
+    if not repairs and "repair_attempts" in overrides:
+        overrides["repair_attempts"] = {
+            "anyOf": [{"type": "integer", "minimum": 0, "maximum": 0}, {"type": "null"}],
+            "default": None,
+            "title": "Repair Attempts",
+            "description": "refused above 0: this server runs without a repairer (started "
+            "without --repair), so a request for repairs is refused rather than ignored",
+        }
+    if client_keys:
+        key = {"type": "string", "pattern": _KEY_PATTERN, "writeOnly": True, "format": "password"}
+        props["api_key"] = {
+            "anyOf": [key, {"type": "null"}, _BLANK],
+            "default": None,
+            "description": "a key of the caller's own, sent to the provider instead of the "
+            "server's (at least 8 characters); empty or blank counts as none",
+        }
+        if "endpoint" in overrides:
+            overrides["endpoint"]["description"] = (
+                "where to send the run instead of the profile's endpoint: only with the "
+                "request's own api_key"
+            )
+            # The server's key never goes to an address a caller picked.
+            request["if"] = {
+                "required": ["overrides"],
+                "properties": {
+                    "overrides": {
+                        "required": ["endpoint"],
+                        "properties": {"endpoint": {"type": "string"}},
+                    }
+                },
+            }
+            request["then"] = {"required": ["api_key"], "properties": {"api_key": key}}
+    else:
+        props["api_key"] = {
+            "anyOf": [{"type": "null"}, _BLANK],
+            "default": None,
+            "description": "refused: this server uses its own keys (started without "
+            "allow_client_keys); empty or blank counts as none",
+        }
+        if "endpoint" in overrides:
+            overrides["endpoint"] = {
+                "type": "null",
+                "default": None,
+                "title": "Endpoint",
+                "description": "refused: the server's key is only sent to the endpoints its "
+                "profiles name (an endpoint needs the request's own api_key, which this server "
+                "does not take)",
+            }
+    if not artifact_refs and "artifacts" in props:
+        props["artifacts"]["additionalProperties"] = {"$ref": _REF.format(model="ArtifactContent")}
+        props["artifacts"]["description"] = (
+            "artifacts by value only: this server reads no file for a request"
+        )
+    for name in _NULL_MEANS_ABSENT:
+        field = props.get(name)
+        if field is not None:
+            described = {k: field.pop(k) for k in ("title", "description", "default") if k in field}
+            props[name] = {"anyOf": [field, {"type": "null"}], **described}
+
+
+def _schemas(*, client_keys: bool, artifact_refs: bool, repairs: bool) -> dict[str, Any]:
     from pydantic.json_schema import models_json_schema
 
     import scriptorium.httpapi.schemas as schemas
@@ -72,11 +155,25 @@ def _schemas() -> dict[str, Any]:
     if "prompt_id" in request.get("properties", {}):
         # The id's shape is checked in code; saying it here lets clients check it first.
         request["properties"]["prompt_id"]["pattern"] = PROMPT_ID_PATTERN.pattern
+        _policy(
+            components,
+            request,
+            client_keys=client_keys,
+            artifact_refs=artifact_refs,
+            repairs=repairs,
+        )
     if "ArtifactContent" in components:
         # The model validates its JSON forms in a hook its generated schema cannot show.
         components["ArtifactContent"] = _ARTIFACT_CONTENT
     components["_names"] = names  # removed by build_openapi
     return components
+
+
+#: What the server decodes as base64 (strictly: the alphabet, and whole groups of four, padded
+#: as needed; padding after a whole group is tolerated, as the decoder tolerates it).
+_BASE64_PATTERN = (
+    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}=*|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+)
 
 
 def _content_form(key: str, value: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +198,7 @@ _ARTIFACT_CONTENT: dict[str, Any] = {
         _content_form("text", {"type": "string"}),
         _content_form(
             "base64",
-            {"type": "string", "contentEncoding": "base64", "pattern": "^[A-Za-z0-9+/]*={0,2}$"},
+            {"type": "string", "contentEncoding": "base64", "pattern": _BASE64_PATTERN},
         ),
     ],
 }
@@ -126,9 +223,19 @@ def _errors(statuses: tuple[int, ...], error: str) -> dict[str, Any]:
     return answers
 
 
-def build_openapi(*, secured: bool) -> dict[str, Any]:
-    """The document. ``secured``: the server wants a bearer token on every route but /healthz."""
-    components = _schemas()
+def build_openapi(
+    *,
+    secured: bool,
+    client_keys: bool = False,
+    artifact_refs: bool = False,
+    repairs: bool = False,
+) -> dict[str, Any]:
+    """The document. ``secured``: the server wants a bearer token on every route but /healthz;
+    ``client_keys``: it takes a request's own ``api_key``; ``artifact_refs``: it reads string
+    artifact references as files."""
+    from scriptorium.promptdef.model import PROMPT_ID_PATTERN
+
+    components = _schemas(client_keys=client_keys, artifact_refs=artifact_refs, repairs=repairs)
     names: dict[Any, str] = components.pop("_names")
     by_name = {model.__name__: name for model, name in names.items()}
     error = by_name["ErrorBody"]
@@ -216,8 +323,9 @@ def build_openapi(*, secured: bool) -> dict[str, Any]:
                         "name": "id",
                         "in": "path",
                         "required": True,
-                        "schema": {"type": "string"},
-                        "description": "the prompt id; may hold slashes (extract/contact)",
+                        "schema": {"type": "string", "pattern": PROMPT_ID_PATTERN.pattern},
+                        "description": "the prompt id: lowercase words joined by '/' "
+                        "(extract/contact); anything else is refused with 400",
                     }
                 ],
                 "responses": {

@@ -58,5 +58,10 @@ class Service:
         if self._openapi is None:
             from scriptorium.httpapi.openapi import build_openapi
 
-            self._openapi = build_openapi(secured=self.token is not None)
+            self._openapi = build_openapi(
+                secured=self.token is not None,
+                client_keys=self.allow_client_keys,
+                artifact_refs=self.allow_artifact_refs,
+                repairs=self.engine.repair,
+            )
         return self._openapi

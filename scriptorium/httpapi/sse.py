@@ -30,6 +30,8 @@ from starlette.responses import StreamingResponse
 from scriptorium.errors import OutputInvalidError, ScriptoriumError
 from scriptorium.httpapi.errors import ApiError, error_body
 from scriptorium.httpapi.responses import request_id
+from scriptorium.usecase.offload import off_loop
+from scriptorium.usecase.prepare import heavy_to_prepare
 
 if TYPE_CHECKING:
     from scriptorium.httpapi.service import Service
@@ -74,7 +76,8 @@ async def stream_run(
     stack = AsyncExitStack()
     await stack.enter_async_context(service.slot())
     try:
-        stream = service.engine.astream(run)
+        # Opening the stream prepares the run: a heavy one in a worker thread, as arun does.
+        stream = await off_loop(heavy_to_prepare(run), lambda: service.engine.astream(run))
         stack.push_async_callback(stream.aclose)
         head = await _until_text(stream)
     except BaseException:

@@ -8,11 +8,11 @@ test can put exact numbers into its ledger.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scriptorium._journal import load_json
 from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 
@@ -57,7 +57,7 @@ class MockClient:
                 provider="mock",
             )
         with translate(LLMGenerateError, f"invalid {MOCK_ENV}", reason="config", provider="mock"):
-            data = json.loads(text)
+            data = load_json(text)
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
             spec = _MockResponse.model_validate(data)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import IO, Any
 
+from scriptorium._journal import load_json
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, redact
 
 __all__ = [
@@ -52,7 +54,7 @@ def read_init(stream: IO[bytes]) -> dict[str, Any]:
         if raw.strip():
             break
     try:
-        message = json.loads(raw.decode("utf-8-sig"))
+        message = load_json(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as err:
         raise InvalidRequestError(
             f"malformed init line: not JSON ({type(err).__name__})", field="init"
@@ -81,9 +83,21 @@ class Emitter:
     def __init__(self, stream: IO[bytes], *, secrets: Iterable[str] = ()) -> None:
         self._stream = stream
         self._secrets = {s for s in secrets if s}
-        # Re-entrant: a signal turned into KeyboardInterrupt mid-line still lets the last lines out.
+        # Re-entrant: an ending holds it across its lines (see closing) and writes through send.
         self._lock = threading.RLock()
         self.broken = False
+        #: Set once the last line (the ending) was written: later lines are dropped.
+        self.sealed = False
+
+    @contextmanager
+    def closing(self) -> Iterator[None]:
+        """Hold the stream for the ending: its lines go out together, nothing another thread
+        writes lands between them, and nothing at all after them."""
+        with self._lock:
+            try:
+                yield
+            finally:
+                self.sealed = True
 
     def add_secret(self, value: str | None) -> None:
         """Never let ``value`` appear on stdout from now on."""
@@ -99,7 +113,7 @@ class Emitter:
                 # Lines are ASCII JSON, so a key may also appear in its escaped form.
                 escaped = [json.dumps(s, ensure_ascii=True)[1:-1] for s in self._secrets]
                 line = redact(line, [*self._secrets, *escaped])
-            if self.broken:
+            if self.broken or self.sealed:
                 return
             try:
                 self._stream.write(line.encode("ascii") + b"\n")

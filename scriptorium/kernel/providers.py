@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import SecretStr
 
 from scriptorium._version import install_hint
-from scriptorium.errors import APIKeyEnvMissingError, LLMGenerateError, translate
+from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.llm.client import Client
-from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
+from scriptorium.llm.model import LLMRequest, LLMResponse, Usage, key_from_env
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Registry, default_registry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.profile.model import validate_endpoint
@@ -77,7 +77,7 @@ def choose_provider(
 
     Raises ``LLMGenerateError`` (``reason="config"``: unset/unknown provider, bad mock response,
     ``profile`` for a raw payload, bad base URL; ``"provider_unavailable"``: SDK missing) or
-    ``APIKeyEnvMissingError`` (the key variable unset or empty).
+    ``APIKeyEnvMissingError`` (the key variable unset, empty or too short to be a key).
     """
     registry = registry or default_registry()
     name = (env.get(PROVIDER_ENV) or "").strip().lower()
@@ -110,12 +110,7 @@ def _keyed(spec: ProviderSpec, env: Mapping[str, str], hooks: RetryHooks | None)
         raise _sdk_missing(spec)
     key_env = spec.key_env
     assert key_env is not None  # choose_provider checked
-    key = env.get(key_env) or ""
-    if not key.strip():
-        raise APIKeyEnvMissingError(
-            f"{key_env} is unset or empty ({PROVIDER_ENV}={spec.name} reads its key from it)",
-            env_var=key_env,
-        )
+    key = key_from_env(env, key_env, reader=f"{PROVIDER_ENV}={spec.name}")
     endpoint = env.get(spec.base_url_env) or None if spec.base_url_env else None
     if endpoint is not None:
         with translate(
@@ -158,7 +153,9 @@ class MeteredClient:
     The sum is what the kernel charges, also when the run fails after a response came back (a
     validator failure, say): tokens spent are charged whether or not the run completes. With
     ``free_replays``, a response served from a replay cassette (``metadata["replayed"]``) counts
-    as received but adds nothing: nobody paid for those tokens now.
+    as received but adds nothing: nobody paid for those tokens now. ``allowed`` is asked before
+    each call: when it says no (the kernel was told to stop, or its supervisor is gone), the call
+    is not made (``LLMGenerateError``, reason ``cancelled``).
     """
 
     def __init__(
@@ -167,10 +164,12 @@ class MeteredClient:
         on_call: Callable[[LLMRequest], None],
         *,
         free_replays: bool = True,
+        allowed: Callable[[], bool] | None = None,
     ) -> None:
         self._inner = inner
         self._on_call = on_call
         self._free_replays = free_replays
+        self._allowed = allowed
         #: Calls started, and responses received.
         self.calls = 0
         self.responses = 0
@@ -178,6 +177,11 @@ class MeteredClient:
 
     def generate(self, request: LLMRequest) -> LLMResponse:
         """Announce the call, delegate, and count what came back."""
+        if self._allowed is not None and not self._allowed():
+            raise LLMGenerateError(
+                "not calling the model: the kernel was stopped, or nobody reads its output",
+                reason="cancelled",
+            )
         self.calls += 1
         self._on_call(request)
         response = self._inner.generate(request)

@@ -3,16 +3,19 @@ a failed attempt is classified (:class:`Failure`, :class:`RetryInfo`); a model's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
 from scriptorium._lazy import lazy_getattr
+from scriptorium.errors import APIKeyEnvMissingError
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import CachePoint, Message
 
 __all__ = [
+    "MIN_KEY_CHARS",
     "APIKey",
     "Failure",
     "LLMRequest",
@@ -25,6 +28,9 @@ __all__ = [
     "TokenCount",
     "Uncounted",
     "Usage",
+    "given_key",
+    "is_short_key",
+    "key_from_env",
 ]
 
 
@@ -85,6 +91,44 @@ def _unwrap_secret(value: Any) -> Any:
 
 #: The field type of every key: accepts ``str`` or any ``SecretStr``, keeps a :class:`RedactedSecretStr`.
 APIKey = Annotated[RedactedSecretStr, BeforeValidator(_unwrap_secret)]
+
+#: The fewest characters a key may have. Nothing shorter is a real provider key, and a value of a
+#: few characters would make every redaction of it meaningless (a one-character "key" scrubbed from
+#: a message takes every occurrence of that character with it).
+MIN_KEY_CHARS = 8
+
+
+def given_key(value: SecretStr | str | None) -> str | None:
+    """The key ``value`` gives: None when it is absent, empty or blank. A blank key is no key,
+    wherever it comes from (a request, a variable, a supervisor's environment), so no caller can
+    tell "no key" and "an empty key" apart and fall back to another key by accident."""
+    text = value.get_secret_value() if isinstance(value, SecretStr) else value
+    if text is None or not text.strip():
+        return None
+    return text
+
+
+def is_short_key(key: str) -> bool:
+    """Whether ``key`` (a given key, see :func:`given_key`) is too short to be one."""
+    return len(key.strip()) < MIN_KEY_CHARS
+
+
+def key_from_env(env: Mapping[str, str], name: str, *, reader: str, **fields: Any) -> str:
+    """The key in variable ``name`` of ``env``. ``APIKeyEnvMissingError`` (``env_var`` set,
+    ``fields`` added, the value never shown) when it is unset, blank, or too short to be a key;
+    ``reader`` says who reads it, for the message (``profile 'p'``)."""
+    value = given_key(env.get(name))
+    if value is None:
+        problem = "is unset or empty"
+    elif is_short_key(value):
+        problem = f"holds no usable key (its value is shorter than {MIN_KEY_CHARS} characters)"
+    else:
+        return value
+    raise APIKeyEnvMissingError(
+        f"environment variable {name} {problem} ({reader} reads its key from it)",
+        env_var=name,
+        **fields,
+    )
 
 
 class Target(BaseModel):

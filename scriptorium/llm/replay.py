@@ -17,7 +17,6 @@ A line of a newer form than this code knows is refused (``reason="config"``), na
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import posixpath
 import stat as stat_module
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import scriptorium.hashing as hashing
 from scriptorium._files import ConfinedDir, FileProblem, read_named_file
+from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.hashing import REQUEST_HASH_VERSION
 from scriptorium.llm.client import AsyncClient, Client, Verifier, supports
@@ -178,16 +178,16 @@ class ReplayClient:
     def _read(self) -> dict[str, dict[str, Any]]:
         entries: dict[str, dict[str, Any]] = {}
         try:
-            lines = self._bytes().decode("utf-8").splitlines()
+            lines = jsonl_lines(self._bytes().decode("utf-8"))
         except FileProblem as err:
             raise self._config_error(f"cannot read cassette: {err}") from err
         except UnicodeDecodeError as err:
             raise self._config_error(f"cannot read cassette: {type(err).__name__}") from err
-        for number, line in enumerate(lines, start=1):
+        for number, line in lines:
             if not line.strip():
                 continue
             try:
-                entry = json.loads(line)
+                entry = load_json(line)
                 key = entry["request_hash"]
                 if not isinstance(key, str) or not isinstance(entry["response"], dict):
                     raise TypeError("wrong shape")

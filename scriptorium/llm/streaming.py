@@ -1,4 +1,5 @@
-"""Streaming at the LLM boundary: the optional ``stream`` / ``astream`` methods of a client.
+"""Streaming at the LLM boundary: the optional ``stream`` / ``astream`` methods of a client, and
+the one reading loop every SDK adapter streams through.
 
 A streaming client yields the text as it arrives (``str`` chunks) and then, as its last item, the
 complete :class:`LLMResponse` (whose ``text`` is what the chunks add up to; usage, finish reason,
@@ -10,15 +11,34 @@ out a failure is final (``LLMGenerateError``; the run's driver fills in ``partia
 
 :func:`stream_of` and :func:`astream_of` stream any client: one with ``stream``/``astream`` streams
 for real, one with only ``generate``/``agenerate`` is streamed as one chunk.
+
+:func:`drive` and :func:`adrive` are the loop of every SDK adapter's ``stream``/``astream``: open
+the request, read it to its first text inside one retried attempt, hand out the rest, and end.
+A provider gives only a :class:`StreamSource` (how to open, its :class:`Fold` of events into text
+and a body, how a body is read), so the rules of how a stream ends are written here once:
+
+- a body that is not an event stream (the content type says so) is read whole: a complete answer
+  when it is one (a server that ignored ``stream``), else ``invalid_response``; never an empty
+  output;
+- a stream that ends before its fold saw the terminator (the provider's "this answer is complete"
+  event) is a ``connection`` failure carrying the text handed out so far, also when that is none;
+- a failure once text was handed out is never retried: it carries the text so far.
+
+Events are read from the body's bytes by :class:`EventDecoder`, which splits lines at CR, LF and
+CRLF only, as server-sent events are defined (never at U+2028 or U+0085, which JSON strings may
+hold raw).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, Protocol
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
-from scriptorium.errors import LLMGenerateError
+from scriptorium._journal import load_json
+from scriptorium.errors import LLMGenerateError, redact
 from scriptorium.llm.client import (
     AsyncClient,
     AsyncStreamingClient,
@@ -30,15 +50,20 @@ from scriptorium.llm.client import (
 from scriptorium.llm.model import LLMRequest, LLMResponse
 
 __all__ = [
+    "MAX_EVENT_BYTES",
     "AsyncStreamingClient",
+    "ErrorEvent",
+    "EventDecoder",
+    "Fold",
     "StreamItem",
+    "StreamSource",
     "StreamingClient",
-    "aread_to_first",
-    "arest",
+    "adrive",
     "astream_of",
     "chunked",
-    "read_to_first",
-    "rest",
+    "drive",
+    "event_json",
+    "is_event_stream",
     "stream_of",
 ]
 
@@ -91,77 +116,372 @@ async def _aone_chunk(client: Any, request: LLMRequest) -> AsyncIterator[StreamI
     yield response
 
 
-# --- the reading loop both SDK adapters share ---------------------------------------------------
+# --- the reading loop every SDK adapter shares ---------------------------------------------------
+
+#: The longest event accepted (a line without its end, or data lines adding up): more is a broken
+#: stream, not something to buffer without bound.
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+R = TypeVar("R")
+
+
+class ErrorEvent(Exception):
+    """An error the server reported inside a 200 event stream. ``body`` is the error object as
+    sent; the provider's classifier says what it stands for (a rate limit, an overload, ...)."""
+
+    def __init__(self, body: Any, message: str = "an error event in the stream") -> None:
+        super().__init__(message)
+        self.body = body
+
+
+def _invalid(message: str) -> LLMGenerateError:
+    return LLMGenerateError(message, reason="invalid_response", retryable=False, http_status=200)
+
+
+def event_json(data: str) -> dict[str, Any]:
+    """An event's data as the JSON object it must be; ``invalid_response`` when it is not one."""
+    try:
+        value = load_json(data)
+    except ValueError as err:
+        raise _invalid("a stream event's data is not JSON") from err
+    if not isinstance(value, dict):
+        raise _invalid("a stream event's data is not a JSON object")
+    return value
+
+
+def is_event_stream(headers: Mapping[str, str]) -> bool:
+    """Whether a 200's headers say its body is an event stream."""
+    return "text/event-stream" in str(headers.get("content-type", "")).lower()
+
+
+class EventDecoder:
+    """Server-sent events from a body's bytes as they arrive: ``(event name or None, data)``.
+
+    Lines end at CR, LF or CRLF (a CR at the end of one chunk may be a CRLF split in two); an
+    empty line dispatches the event; ``:`` lines are comments; ``data`` lines add up, joined by
+    LF. An event cut off by the end of the body is never dispatched. Each line is strict UTF-8.
+    """
+
+    __slots__ = ("_buffer", "_data", "_name", "_size")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._name: str | None = None
+        self._data: list[str] = []
+        self._size = 0
+
+    def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
+        """The events completed by ``chunk``."""
+        buffer = self._buffer + chunk
+        events: list[tuple[str | None, str]] = []
+        start = 0
+        size = len(buffer)
+        while start < size:
+            cr = buffer.find(b"\r", start)
+            lf = buffer.find(b"\n", start)
+            if cr < 0 and lf < 0:
+                break
+            if cr < 0 or (0 <= lf < cr):
+                end, after = lf, lf + 1
+            elif cr + 1 == size:
+                break  # a CR last in the chunk: wait to see whether an LF follows
+            else:
+                end = cr
+                after = cr + 2 if buffer[cr + 1 : cr + 2] == b"\n" else cr + 1
+            event = self._line(buffer[start:end])
+            if event is not None:
+                events.append(event)
+            start = after
+        self._buffer = buffer[start:]
+        if len(self._buffer) + self._size > MAX_EVENT_BYTES:
+            raise _invalid(f"a stream event is longer than {MAX_EVENT_BYTES} bytes")
+        return events
+
+    def end(self) -> list[tuple[str | None, str]]:
+        """The events the end of the body completes: a CR held back as the last byte was a line
+        end after all. What is left after it (a line or an event cut off) is dropped."""
+        held, self._buffer = self._buffer, b""
+        if not held.endswith(b"\r"):
+            return []
+        event = self._line(held[:-1])
+        return [] if event is None else [event]
+
+    def _line(self, raw: bytes) -> tuple[str | None, str] | None:
+        if not raw:
+            if not self._data:
+                self._name = None
+                return None
+            event = (self._name, "\n".join(self._data))
+            self._name, self._data, self._size = None, [], 0
+            return event
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise _invalid("the event stream is not UTF-8") from err
+        if line.startswith(":"):
+            return None
+        field, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+            self._size += len(raw)
+        elif field == "event":
+            self._name = value
+        return None
 
 
 class Fold(Protocol):
-    """Turns a provider's stream events into text pieces (None: the event carries no text)."""
+    """A provider's reading of one stream: events in, text pieces out, and at the end the body a
+    non-streamed reply would have had (see :class:`StreamSource`)."""
 
-    def add(self, event: Any) -> str | None: ...
+    #: Whether the terminator (the event saying the answer is complete) has been read.
+    complete: bool
+
+    def add(self, name: str | None, data: str) -> str | None:
+        """Take one event; the text it adds to the output (None or "" for none). Raises
+        :class:`ErrorEvent` for an error the server reported in the stream."""
+        ...
+
+    def flush(self) -> str:
+        """Text held back until the answer is complete (read only once it is)."""
+        ...
 
 
-Broken = Callable[[Exception, str], Exception]
+class StreamSource(Protocol[R]):
+    """What one provider gives the shared loop for one request. ``R`` is the provider's reading
+    of a 200 (what its ``response`` turns into the ``LLMResponse``)."""
+
+    provider: str
+    model: str
+    key: str
+
+    def retry_args(self, hooks: Any) -> dict[str, Any]:
+        """The retry loop's arguments for this request."""
+        ...
+
+    def open(self, client: Any, timeout_s: float) -> Any:
+        """Send the request; its HTTP response, body unread (``headers``, ``iter_bytes``,
+        ``read``, ``close``). Error statuses raise, as the SDK raises them."""
+        ...
+
+    async def aopen(self, client: Any, timeout_s: float) -> Any:
+        """The async twin of :meth:`open` (``aiter_bytes``, ``aread``, ``aclose``)."""
+        ...
+
+    def fold(self) -> Fold:
+        """A fresh fold for one attempt."""
+        ...
+
+    def folded(self, fold: Any, headers: Mapping[str, str]) -> R:
+        """The reading of a complete stream: its fold's body, as a 200 would have been read."""
+        ...
+
+    def read_body(self, content: bytes, headers: Mapping[str, str]) -> R:
+        """A 200 that is not an event stream, read as a complete answer; ``invalid_response``
+        when it is not one."""
+        ...
+
+    def response(self, result: R, attempts: int, elapsed_s: float) -> Any:
+        """The ``LLMResponse`` of a reading."""
+        ...
 
 
-def read_to_first(events: Any, fold: Fold) -> tuple[Iterator[Any], str | None]:
-    """Read ``events`` (an SDK stream) until ``fold`` gives its first text, inside one retried
-    attempt; the stream is closed when anything fails. None: it ended without text."""
-    try:
-        iterator = iter(events)
-        for event in iterator:
-            piece = fold.add(event)
+class _Reading:
+    """One attempt's reading of an event stream, without the I/O: the body's chunks go in
+    (:meth:`take`), text pieces come out; the text handed out so far is kept for the errors."""
+
+    __slots__ = ("decoder", "fold", "head", "sent")
+
+    def __init__(self, fold: Fold) -> None:
+        self.fold = fold
+        self.decoder = EventDecoder()
+        self.sent: list[str] = []
+        #: The pieces read inside the attempt (up to the first text), handed out after it.
+        self.head: list[str] = []
+
+    def take(self, chunk: bytes | None) -> list[str]:
+        """The text of the events ``chunk`` completes (None: the body ended), up to the
+        terminator; the pieces are counted as handed out."""
+        decoder, fold = self.decoder, self.fold
+        pieces: list[str] = []
+        for name, data in decoder.feed(chunk) if chunk is not None else decoder.end():
+            if fold.complete:
+                break
+            piece = fold.add(name, data)
             if piece:
-                return iterator, piece
-        return iterator, None
-    except BaseException:
-        events.close()
-        raise
+                pieces.append(piece)
+        self.sent.extend(pieces)
+        return pieces
+
+    def opened(self, chunk: bytes | None) -> bool:
+        """Take a chunk inside the attempt; whether the attempt is over (text came, the
+        terminator came, or the body ended)."""
+        self.head = self.take(chunk)
+        return bool(self.head) or self.fold.complete or chunk is None
+
+    def partial(self) -> str:
+        return "".join(self.sent)
 
 
-async def aread_to_first(events: Any, fold: Fold) -> tuple[AsyncIterator[Any], str | None]:
-    """The async twin of :func:`read_to_first`."""
-    try:
-        iterator = aiter(events)
-        async for event in iterator:
-            piece = fold.add(event)
-            if piece:
-                return iterator, piece
-        return iterator, None
-    except BaseException:
-        await events.close()
-        raise
+@dataclass
+class _Opened:
+    """What one successful attempt gives: the response and its reading, or the reading of a
+    body that was not a stream (``answered``)."""
+
+    response: Any
+    reading: _Reading | None = None
+    chunks: Any = None
+    answered: Any = None
 
 
-def rest(iterator: Iterator[Any], fold: Fold, first: str | None, broken: Broken) -> Iterator[str]:
-    """``first`` and the text after it. A failure once text was handed out is not retried: it
-    becomes ``broken(err, text so far)``."""
-    if first is None:
+def _ended_early(source: StreamSource[Any], partial: str, attempts: int) -> LLMGenerateError:
+    message = redact(
+        f"{source.provider} {source.model}: connection (the stream ended without its "
+        "terminator)" + (" after the stream began" if partial else ""),
+        (source.key,),
+    )
+    return LLMGenerateError(
+        message,
+        reason="connection",
+        retryable=True,
+        attempts=attempts,
+        provider=source.provider,
+        model=source.model,
+        partial_text=partial,
+    )
+
+
+def _broken(
+    source: StreamSource[Any], err: Exception, reading: _Reading, attempts: int, classify: Any
+) -> LLMGenerateError:
+    # The adapters' machinery, loaded by the adapters that stream, never by the use case (which
+    # imports this module for stream_of).
+    from scriptorium.llm.adapter import broken_stream
+
+    return broken_stream(
+        err,
+        reading.partial(),
+        provider=source.provider,
+        model=source.model,
+        key=source.key,
+        attempts=attempts,
+        classify=classify,
+    )
+
+
+def _ending(source: StreamSource[Any], reading: _Reading, headers: Any, attempts: int) -> Any:
+    """After the body: the reading of a complete stream, or the failure of one cut short."""
+    if not reading.fold.complete:
+        raise _ended_early(source, reading.partial(), attempts)
+    return source.folded(reading.fold, headers)
+
+
+def drive(
+    source: StreamSource[Any], client: Any, hooks: Any, classify: Any
+) -> Iterator[StreamItem]:
+    """The stream of ``source``'s request on ``client``: text pieces, then the response (see the
+    module for the rules). ``hooks`` drive the retry loop; ``classify`` is the provider's."""
+    from scriptorium.llm.retry.loop import call_with_retry  # the adapters' (see _broken)
+
+    started = time.perf_counter()
+
+    def attempt(timeout_s: float) -> _Opened:
+        response = source.open(client, timeout_s)
+        try:
+            if not is_event_stream(response.headers):
+                return _Opened(
+                    response, answered=source.read_body(response.read(), response.headers)
+                )
+            reading, chunks = _Reading(source.fold()), iter(response.iter_bytes())
+            while not reading.opened(next(chunks, None)):
+                pass
+            return _Opened(response, reading, chunks)
+        except BaseException:
+            response.close()
+            raise
+
+    opened, attempts, _ = call_with_retry(attempt, classify, **source.retry_args(hooks))
+    response, reading, chunks = opened.response, opened.reading, opened.chunks
+    if reading is None:
+        response.close()
+        yield from _whole(source.response(opened.answered, attempts, _since(started)))
         return
-    sent = [first]
-    yield first
     try:
-        for event in iterator:
-            piece = fold.add(event)
-            if piece:
-                sent.append(piece)
-                yield piece
-    except Exception as err:
-        raise broken(err, "".join(sent)) from err
+        yield from reading.head
+        chunk: bytes | None = b""
+        while chunk is not None and not reading.fold.complete:
+            try:
+                chunk = next(chunks, None)
+                pieces = reading.take(chunk)
+            except Exception as err:
+                raise _broken(source, err, reading, attempts, classify) from err
+            yield from pieces
+    finally:
+        response.close()
+    result = _ending(source, reading, response.headers, attempts)
+    tail = reading.fold.flush()
+    if tail:
+        yield tail
+    yield source.response(result, attempts, _since(started))
 
 
-async def arest(
-    iterator: AsyncIterator[Any], fold: Fold, first: str | None, broken: Broken
-) -> AsyncIterator[str]:
-    """The async twin of :func:`rest`."""
-    if first is None:
+async def adrive(
+    source: StreamSource[Any], client: Any, hooks: Any, classify: Any
+) -> AsyncIterator[StreamItem]:
+    """The async twin of :func:`drive`."""
+    from scriptorium.llm.retry.loop import acall_with_retry  # the adapters' (see _broken)
+
+    started = time.perf_counter()
+
+    async def attempt(timeout_s: float) -> _Opened:
+        response = await source.aopen(client, timeout_s)
+        try:
+            if not is_event_stream(response.headers):
+                content = await response.aread()
+                return _Opened(response, answered=source.read_body(content, response.headers))
+            reading, chunks = _Reading(source.fold()), aiter(response.aiter_bytes())
+            while not reading.opened(await anext(chunks, None)):
+                pass
+            return _Opened(response, reading, chunks)
+        except BaseException:
+            await response.aclose()
+            raise
+
+    opened, attempts, _ = await acall_with_retry(attempt, classify, **source.retry_args(hooks))
+    response, reading, chunks = opened.response, opened.reading, opened.chunks
+    if reading is None:
+        await response.aclose()
+        for item in _whole(source.response(opened.answered, attempts, _since(started))):
+            yield item
         return
-    sent = [first]
-    yield first
     try:
-        async for event in iterator:
-            piece = fold.add(event)
-            if piece:
-                sent.append(piece)
+        for piece in reading.head:
+            yield piece
+        chunk: bytes | None = b""
+        while chunk is not None and not reading.fold.complete:
+            try:
+                chunk = await anext(chunks, None)
+                pieces = reading.take(chunk)
+            except Exception as err:
+                raise _broken(source, err, reading, attempts, classify) from err
+            for piece in pieces:
                 yield piece
-    except Exception as err:
-        raise broken(err, "".join(sent)) from err
+    finally:
+        await response.aclose()
+    result = _ending(source, reading, response.headers, attempts)
+    tail = reading.fold.flush()
+    if tail:
+        yield tail
+    yield source.response(result, attempts, _since(started))
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
+
+
+def _whole(response: LLMResponse) -> Iterator[StreamItem]:
+    """A complete answer that came as one body: its text as one piece, then the response."""
+    if response.text:
+        yield response.text
+    yield response

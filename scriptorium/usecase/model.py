@@ -4,15 +4,24 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import PurePath
-from typing import Any, Literal, TypeVar, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 from pydantic import ValidationError as PydanticValidationError
 
 from scriptorium._nulls import absent_when_null
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
 from scriptorium.errors import OutputInvalidError, describe
-from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage
+from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage, given_key
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
 from scriptorium.prompt.model import Message
 from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
@@ -31,6 +40,18 @@ SettingSource = Literal["default", "profile", "override"]
 #: Request fields for which JSON null means the field was not given.
 _ABSENT_WHEN_NULL = ("inputs", "artifacts", "overrides", "metadata")
 T = TypeVar("T")
+
+
+def _blank_is_none(value: Any) -> Any:
+    # Anything but text is left for the field's own validation to refuse.
+    return given_key(value) if isinstance(value, str | SecretStr) else value
+
+
+#: A request's key: an empty or blank one is no key (None), so nothing downstream can take ``""``
+#: for "no key" in one place and for "a key" in another. Whether a given key is long enough to be
+#: one is the credential step's to say (``usecase.prepare.credential``), where the refusal is a
+#: sentinel that never quotes the value.
+RequestKey = Annotated[APIKey | None, BeforeValidator(_blank_is_none)]
 
 
 class Overrides(SettingsPatch):
@@ -57,7 +78,7 @@ class RunRequest(BaseModel):
     inputs: dict[str, Any] = Field(default_factory=dict)
     artifacts: dict[str, str | ArtifactContent] = Field(default_factory=dict)
     overrides: Overrides = Overrides()
-    api_key: APIKey | None = None
+    api_key: RequestKey = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")

@@ -17,7 +17,6 @@ from scriptorium.artifact.build import DEFAULT_MAX_BYTES, artifact_from_content
 from scriptorium.artifact.model import Artifact, ArtifactContent
 from scriptorium.artifact.reader import Reader
 from scriptorium.errors import (
-    APIKeyEnvMissingError,
     APIKeyRequiredError,
     ArtifactLoadError,
     InvalidRequestError,
@@ -27,7 +26,15 @@ from scriptorium.errors import (
     translate,
 )
 from scriptorium.hashing import canonical_json, hash_json
-from scriptorium.llm.model import CacheDirectives, StructuredOutput, Target
+from scriptorium.llm.model import (
+    MIN_KEY_CHARS,
+    CacheDirectives,
+    StructuredOutput,
+    Target,
+    given_key,
+    is_short_key,
+    key_from_env,
+)
 from scriptorium.llm.registry import ProviderSpec, Registry, provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
@@ -43,10 +50,12 @@ from scriptorium.validate.model import LoadedSchema, OutputContract
 from scriptorium.validate.validator import Validator
 
 __all__ = [
+    "OFFLOAD_BYTES",
     "check_declared_inputs",
     "check_prompt_id",
     "credential",
     "definition_hash",
+    "heavy_to_prepare",
     "inputs_contract",
     "known_provider",
     "load_output_schema",
@@ -198,6 +207,44 @@ def resolve_endpoint(
     return target
 
 
+#: Requests carrying more content than this (bytes of artifacts given by value and of input
+#: text) are prepared in a worker thread by async runs: decoding, hashing, rendering and reading
+#: media headers grow with the content. A request naming a file is prepared there too (reading a
+#: file is I/O). Below it, the loop keeps the work (a thread hop costs about 0.1 ms, as much as a
+#: whole small run; ``python -m bench.offload``).
+OFFLOAD_BYTES = 256 * 1024
+# How many input values the weighing looks at before calling a request heavy anyway.
+_WEIGH_ITEMS = 10_000
+
+
+def heavy_to_prepare(request: RunRequest) -> bool:
+    """Whether preparing ``request`` could hold an event loop long enough to matter (see
+    :data:`OFFLOAD_BYTES`). Cheap: it stops as soon as it knows."""
+    weight = 0
+    for value in request.artifacts.values():
+        if isinstance(value, str):
+            return True
+        weight += len(value.data)
+        if weight > OFFLOAD_BYTES:
+            return True
+    stack: list[Any] = [request.inputs]
+    seen = 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > _WEIGH_ITEMS:
+            return True
+        if isinstance(item, str):
+            weight += len(item)
+            if weight > OFFLOAD_BYTES:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
 def credential(
     profile: Profile,
     api_key: str | None,
@@ -208,22 +255,30 @@ def credential(
 ) -> str | None:
     """Step 4b: a direct key wins; else the profile's variable must be set and non-empty.
 
-    Whether a key is needed is decided by the provider's spec (``needs_key``; None asks the
-    default registry), whatever client will be used.
+    The one place a key enters a run, whatever brought it (a request, the HTTP API, a kernel, a
+    batch line, ``verify``): an empty or blank key is no key (a blank direct key falls back to the
+    variable, exactly as no key does), and a key shorter than ``MIN_KEY_CHARS`` is refused as a
+    key (``InvalidRequestError`` for a direct key, ``APIKeyEnvMissingError`` for a variable),
+    never quoted. Whether a key is needed is decided by the provider's spec (``needs_key``; None
+    asks the default registry), whatever client will be used.
     """
-    if api_key:
-        return api_key
-    if profile.api_key_env:
-        value = env.get(profile.api_key_env)
-        if not value:
-            raise APIKeyEnvMissingError(
-                f"environment variable {profile.api_key_env} is unset or empty "
-                f"(profile {profile.name!r} reads its key from it)",
-                env_var=profile.api_key_env,
-                profile=profile.name,
+    direct = given_key(api_key)
+    if direct is not None:
+        if is_short_key(direct):
+            raise InvalidRequestError(
+                f"api_key is too short to be an API key (fewer than {MIN_KEY_CHARS} characters)",
+                field="api_key",
                 prompt_id=prompt_id,
             )
-        return value
+        return direct
+    if profile.api_key_env:
+        return key_from_env(
+            env,
+            profile.api_key_env,
+            reader=f"profile {profile.name!r}",
+            profile=profile.name,
+            prompt_id=prompt_id,
+        )
     if needs_key is None:
         needs_key = provider_needs_key(profile.provider)
     if needs_key:

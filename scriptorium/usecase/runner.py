@@ -26,7 +26,9 @@ from scriptorium.promptdef.repository import Repository as PromptRepository
 from scriptorium.usecase.calls import Callees
 from scriptorium.usecase.flow import Answer, RunFlow
 from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+from scriptorium.usecase.offload import judged, off_loop
 from scriptorium.usecase.plan import Plan, Planner
+from scriptorium.usecase.prepare import heavy_to_prepare
 from scriptorium.usecase.repair import OutputRepairer
 from scriptorium.usecase.stream import AsyncRunStream, RunStream, StreamedRun
 from scriptorium.usecase.watch import watch_for
@@ -112,12 +114,15 @@ class Runner:
         return self._run(request, answer)
 
     async def arun(self, request: RunRequest) -> RunResult:
-        """The async twin of :meth:`run`, with the same contract."""
+        """The async twin of :meth:`run`, with the same contract. Preparing a request that carries
+        much content, and judging a long output, happen in a worker thread (see
+        :mod:`~scriptorium.usecase.offload`), so the event loop keeps serving."""
         started, run_id = self._clock(), self._new_id()
         with watch_for(self._observer, run_id, request) as watch:
-            flow = self._flow(watch.prepared(self._planner.plan(request)), run_id, started)
+            plan = await off_loop(heavy_to_prepare(request), lambda: self._planner.plan(request))
+            flow = self._flow(watch.prepared(plan), run_id, started)
             while (step := flow.next_step()) is not None:
-                flow.send(await watch.acall(step, calls.acall, self._callees))
+                await judged(flow, await watch.acall(step, calls.acall, self._callees))
             return watch.ended(flow.result())
 
     def stream(self, request: RunRequest) -> RunStream:

@@ -30,7 +30,9 @@ from scriptorium.usecase.calls import Callees
 from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
 from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
+from scriptorium.usecase.offload import judged
 from scriptorium.usecase.repair import RepairResult
+from scriptorium.usecase.unicode import replace_surrogates
 from scriptorium.usecase.watch import RunWatch
 from scriptorium.validate.partial import PartialJSON
 
@@ -67,9 +69,13 @@ class _AttemptEvents:
 
     def chunk(self, text: str) -> Iterator[StreamEvent]:
         """The delta of one chunk (none for an empty one), then the partial value after it when
-        it changed: computed once the delta was handed out, so parsing never delays the text."""
+        it changed: computed once the delta was handed out, so parsing never delays the text.
+
+        A lone surrogate becomes U+FFFD here, as it does in the result (the same function), so no
+        consumer is handed text it cannot encode; the result's ``encoding`` issue reports it."""
         if not text:
             return
+        text = replace_surrogates(text)[0]
         self.parts.append(text)
         yield TextDelta(text=text, attempt=self.step.attempt)
         parser = self.parser
@@ -195,7 +201,7 @@ async def _aevents(run: StreamedRun) -> AsyncGenerator[StreamEvent, None]:
             async with aclosing(_ageneration(run, step, events)) as generation:
                 async for event in generation:
                     yield event
-            run.flow.send(events.outcome)
+            await judged(run.flow, events.outcome)
         for event in run.finished():
             yield event
     except BaseException as err:

@@ -206,3 +206,56 @@ def test_both_readers_check_media_alike(kind: str, tmp_path: Path) -> None:
     )
     with pytest.raises(ArtifactLoadError, match="declared application/pdf, but its bytes are"):
         reader.read("bad.pdf", name="doc")
+
+
+# --- the bounded header walk ----------------------------------------------------------------------
+
+SOI = b"\xff\xd8"
+
+
+def _sof(width: int, height: int) -> bytes:
+    """A baseline frame header (SOF0) of ``width`` x ``height``."""
+    return b"\xff\xc0\x00\x11\x08" + height.to_bytes(2, "big") + width.to_bytes(2, "big")
+
+
+def _app(size: int = 0) -> bytes:
+    """An APP1 segment carrying ``size`` bytes."""
+    return b"\xff\xe1" + (size + 2).to_bytes(2, "big") + b"\x00" * size
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        SOI + b"\xff\xd0" * 2_450_000,  # ~4.9 MB of restart markers, no frame ever
+        SOI + _app() * 600 + _sof(10, 10),  # the frame header past the segment bound
+        SOI + _app(60_000) * 150 + _sof(10, 10),  # the frame header past the byte bound
+    ],
+    ids=["restart-markers", "too-many-segments", "too-far"],
+)
+def test_a_jpeg_whose_frame_header_is_not_within_the_bound_is_refused_as_unreadable(
+    hostile: bytes,
+) -> None:
+    """Refused when read (``reason="unreadable"``, a 400 over HTTP), not walked to the end."""
+    with pytest.raises(ArtifactLoadError) as caught:
+        MemoryReader({"scan.jpg": hostile}).read("scan.jpg", name="scan", media_type="image/jpeg")
+    assert caught.value.reason == "unreadable"
+    assert "unreadable" in caught.value.message
+    assert image_size(hostile, "image/jpeg") is None
+
+
+def test_a_jpeg_with_a_long_header_within_the_bound_is_read() -> None:
+    """Dozens of metadata segments (EXIF, ICC profile chunks, XMP) and long runs of fill bytes
+    are what real files have: read, with their size."""
+    data = SOI + _app(60_000) * 40 + b"\xff" * 100_000 + _sof(4000, 3000) + b"\x00" * 64
+    assert image_size(data, "image/jpeg") == (4000, 3000)
+    artifact = MemoryReader({"big.jpg": data}).read(
+        "big.jpg", name="photo", media_type="image/jpeg"
+    )
+    assert artifact.size == len(data)
+
+
+def test_a_jpeg_cut_before_its_frame_header_still_passes_to_the_provider() -> None:
+    """Truncated is not hostile: no size can be read, the provider has the last word."""
+    data = SOI + _app(10)
+    assert image_size(data, "image/jpeg") is None
+    MemoryReader({"cut.jpg": data}).read("cut.jpg", name="scan", media_type="image/jpeg")

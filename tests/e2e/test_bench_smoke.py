@@ -101,3 +101,11 @@ def test_the_lenient_parsing_benchmark_runs_at_smoke_size_and_prints_every_famil
     assert "# Lenient parsing: time against input size" in out
     for family in FAMILIES:
         assert f"| {family.name}" in out
+
+
+def test_the_offload_benchmark_runs_at_smoke_size() -> None:
+    """Both tables are printed: the small runs with and without thread hops, and judging."""
+    out = smoke("bench.offload", "--smoke")
+    assert "## Small runs" in out
+    assert "## Judging a text" in out
+    assert "| what the hops cost" in out

@@ -120,3 +120,31 @@ def test_failure_mid_stream_exits_6_after_the_text(
     assert error["code"] == "llm_generate"
     assert error["partial_text"] == "Hello, A"
     assert KEY not in captured.err
+
+
+def test_lone_surrogates_in_deltas_are_written_as_replacement_characters(
+    project: Path,
+    server: FakeAnthropicServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Text and JSON-lines output alike: U+FFFD where the model sent a lone surrogate, and the
+    exit code of an invalid output (1), not an internal error."""
+    _write(
+        project,
+        {
+            "profiles/claude.yaml": f"provider: anthropic\nmodel: claude-sonnet-4-6\n"
+            f"endpoint: {server.url}\napi_key_env: ANTHROPIC_API_KEY\n"
+        },
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    for extra in ([], ["--json"]):
+        server.reply("Hi \ud800 Ada", chunks=2)
+        assert main(["run", "hello", "-i", "name=Ada", "--stream", *extra]) == 1
+        out = capsys.readouterr().out
+        if extra:
+            deltas = [json.loads(line) for line in out.splitlines()]
+            text = "".join(d["text"] for d in deltas if d["type"] == "text_delta")
+        else:
+            text = out
+        assert "Hi \ufffd Ada" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -33,13 +34,13 @@ class Served:
     llm: FakeAnthropicServer
 
 
-def _env(**extra: str) -> dict[str, str]:
+def serve_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PYTHONPATH"}
     env.update(PYTHONPATH=str(REPO), **extra)
     return env
 
 
-def _wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
+def wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -59,14 +60,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         port = closed_port()
         process = subprocess.Popen(
             [*SERVE, "--root", str(project), "--port", str(port), "--concurrency", "4"],
-            env=_env(**{KEY_ENV: CANARY, "SCRIPTORIUM_HTTP_TOKEN": TOKEN}),
+            env=serve_env(**{KEY_ENV: CANARY, "SCRIPTORIUM_HTTP_TOKEN": TOKEN}),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         try:
             url = f"http://127.0.0.1:{port}"
-            _wait_until_up(url, process)
+            wait_until_up(url, process)
             yield Served(process, url, llm)
         finally:
             if process.poll() is None:
@@ -121,8 +122,40 @@ def test_a_public_address_without_a_token_is_refused_at_start(tmp_path: Path) ->
         "--port",
         str(closed_port()),
         cwd=tmp_path,
-        env=_env(),
+        env=serve_env(),
     )
     assert done.returncode == 2
     assert done.stderr.startswith("scriptorium: usage: refusing to listen on 0.0.0.0")
     assert "SCRIPTORIUM_HTTP_TOKEN" in done.stderr
+
+
+@pytest.mark.parametrize("where", ["taken", "unresolvable", "foreign"])
+def test_serve_that_cannot_listen_exits_1_naming_the_address(tmp_path: Path, where: str) -> None:
+    """A port in use, a host that does not resolve, an address that is not this machine's: exit
+    1 (not 3, which means a profile or key problem) with one line of ours naming the address."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        host = {
+            "taken": "127.0.0.1",
+            "unresolvable": "no-such-host.invalid",
+            "foreign": "192.0.2.7",
+        }[where]
+        env = serve_env(SCRIPTORIUM_HTTP_TOKEN=TOKEN)
+        done = scriptorium(
+            "serve",
+            "--root",
+            str(tmp_path),
+            "--host",
+            host,
+            "--port",
+            str(port),
+            cwd=tmp_path,
+            env=env,
+        )
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("scriptorium: cannot_listen: ")
+    assert f"{host}:{port}" in line
+    assert "Errno" not in line

@@ -58,7 +58,7 @@ def test_injected_client_serves_every_profile_but_keys_still_matter(project: Pat
     with pytest.raises(errors.APIKeyEnvMissingError):
         engine.run("extract/contact", profile="claude", artifacts={"document": "docs/card.txt"})
     assert client.calls == 0
-    keyed = Engine(project, client=client, env={"ANTHROPIC_API_KEY": "k-value"})
+    keyed = Engine(project, client=client, env={"ANTHROPIC_API_KEY": "k-value-0001"})
     result = keyed.run("extract/contact", profile="claude", artifacts={"document": "docs/card.txt"})
     assert result.prepared.target.provider == "anthropic"
     assert client.calls == 1

@@ -106,3 +106,22 @@ def test_without_the_accept_header_the_answer_is_json(project: Path) -> None:
     response = call(app, "POST", "/v1/runs", json=body)
     assert response.headers["content-type"] == "application/json"
     assert response.json()["output"]["text"] == "Hello!"
+
+
+def test_lone_surrogates_reach_the_events_as_replacement_characters(
+    project: Path, server: FakeAnthropicServer
+) -> None:
+    """A provider answering ``\\ud800`` in its deltas: every ``text`` event and the result hold
+    U+FFFD, and the stream ends with its ``result``, not an ``internal`` error."""
+    server.reply("Hello \ud800 and \udfff, Ada.", chunks=3)
+    app = create_app(engine_for(project))
+    body = {"prompt_id": "hello", "inputs": {"name": "Ada"}}
+    response = call(app, "POST", "/v1/runs", json=body, headers=SSE)
+    assert response.status_code == 200, response.text
+    events = _events(response)
+    assert [name for name, _ in events][-1] == "result"
+    texts = "".join(data["text"] for name, data in events if name == "text")
+    assert texts == "Hello \ufffd and \ufffd, Ada."
+    result = RunResult.model_validate(events[-1][1])
+    assert result.output.text == texts
+    assert [i.keyword for i in result.validation.issues] == ["encoding"]

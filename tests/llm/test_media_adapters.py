@@ -119,7 +119,9 @@ def project(
 
 @pytest.fixture
 def engine(project: Path) -> Engine:
-    return Engine(project, env={"ANTHROPIC_API_KEY": "k-test", "OPENAI_API_KEY": "k-test"})
+    return Engine(
+        project, env={"ANTHROPIC_API_KEY": "k-test-0001", "OPENAI_API_KEY": "k-test-0001"}
+    )
 
 
 @pytest.fixture
@@ -369,7 +371,7 @@ def _media_request(provider: str, url: str, **options: Any) -> LLMRequest:
     part = MediaPart(name="doc", media_type="application/pdf", sha256=_sha(PDF), size=len(PDF))
     return LLMRequest(
         target=Target(provider=provider, model="m", endpoint=url),
-        api_key="k-test",
+        api_key="k-test-0001",
         messages=(Message(role="user", content=(TextPart(text="Read it."), part)),),
         settings=ExecutionSettings(max_retries=2),
         media={_sha(PDF): PDF},

@@ -314,7 +314,7 @@ def test_openai_gets_the_definition_hash_as_prompt_cache_key(tmp_path: Path) -> 
             "---\ncache: static\n---\n" + BODY, encoding="utf-8"
         )
         (tmp_path / "prompts" / "uncached.prompt.md").write_text(BODY, encoding="utf-8")
-        engine = Engine(tmp_path, env={"OPENAI_API_KEY": "sk-test"})
+        engine = Engine(tmp_path, env={"OPENAI_API_KEY": "sk-test-0001"})
         cached = engine.run("cached", profile="takes", inputs={"question": "q"})
         assert server.requests[-1].body["prompt_cache_key"] == cached.prepared.definition_hash
         engine.run("uncached", profile="takes", inputs={"question": "q"})

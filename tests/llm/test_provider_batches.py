@@ -451,3 +451,12 @@ def test_batch_rows_are_traced_like_runs_with_their_generation_marked_batch(
     ]
     assert sum(durations) == 1
     assert KEY not in "".join(s.to_json() for s in spans)
+
+
+def test_result_lines_holding_line_separators_are_read_whole(setup: Setup) -> None:
+    """The results file is UTF-8 JSON lines with U+2028 and U+0085 raw inside strings: each
+    line is one row (split at ``\\n`` only), its value as the model wrote it."""
+    label = "one\u2028two\u0085three"
+    setup.batches.text = lambda _custom_id, _body: json.dumps({"label": label}, ensure_ascii=False)
+    results = _results(setup.engine.submit_batch(setup.requests("a", "b")).wait(0.01).results())
+    assert [r.validation.value for r in results] == [{"label": label}] * 2

@@ -210,3 +210,22 @@ def test_a_first_form_line_without_its_request_and_an_unknown_form_are_refused(
     with pytest.raises(LLMGenerateError, match="form 99") as new:
         ReplayClient(cassette).generate(make_request())
     assert new.value.reason == "config"
+
+
+def test_answers_holding_line_separators_replay_whole(tmp_path: Path) -> None:
+    """U+2028, U+2029 and U+0085 are written raw in a cassette line; the line is still one entry
+    (lines are split at ``\\n`` only) and the text comes back as recorded."""
+    text = "one\u2028two\u2029three\u0085four"
+    cassette = tmp_path / "run.jsonl"
+    inner = FakeClient([RECORDED.model_copy(update={"text": text})])
+    ReplayClient(cassette, mode="record", inner=inner).generate(make_request())
+    assert "\u2028" in cassette.read_text(encoding="utf-8")
+    assert ReplayClient(cassette).generate(make_request()).text == text
+
+
+def test_a_cassette_line_nested_too_deeply_is_a_config_error(tmp_path: Path) -> None:
+    cassette = tmp_path / "run.jsonl"
+    cassette.write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(LLMGenerateError) as caught:
+        ReplayClient(cassette).generate(make_request())
+    assert caught.value.reason == "config"

@@ -50,7 +50,7 @@ def _runner(data: bytes, media_type: str, provider: str) -> Runner:
         renderer=JinjaRenderer(),
         client=FakeClient(["ok"]),
         validator=SchemaValidator(),
-        env={"K": "k"},
+        env={"K": "k-test-0001"},
     )
 
 

@@ -12,6 +12,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKFactory
 from scriptorium.llm.anthropic.api import (
@@ -135,9 +136,9 @@ class AnthropicBatches(SDKBatches):
 
         content = self._calls.read(read)
         rows = []
-        for line in content.decode("utf-8").splitlines():
+        for _, line in jsonl_lines(content.decode("utf-8")):
             if line.strip():
-                rows.append(_row(json.loads(line)))
+                rows.append(_row(load_json(line)))
         return rows
 
     def cancel(self, batch_id: str) -> None:

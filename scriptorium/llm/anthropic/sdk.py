@@ -24,6 +24,7 @@ from scriptorium.llm.anthropic.direct import direct_post
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import encode_body, http_module
+from scriptorium.llm.streaming import ErrorEvent
 
 __all__ = [
     "SDKFactory",
@@ -144,18 +145,25 @@ def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     return client
 
 
+def _error_event(body: Any, headers: Any) -> Failure:
+    body = body if isinstance(body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    kind = error.get("type") if isinstance(error, dict) else None
+    status = ERROR_STATUS.get(kind if isinstance(kind, str) else "", 500)
+    return classify_http(status, headers, body)
+
+
 def classify(err: BaseException) -> Failure:
     """The one translation of what the SDK raises into a :class:`Failure`: by class, status and
-    body type; an ``error`` event inside a streamed 200 as the status its type names; a
-    connection broken while a stream's body is read (which the SDK does not wrap)."""
+    body type; an ``error`` event inside a streamed 200 (:class:`ErrorEvent`, or the SDK's own
+    status error with status 200) as the status its type names; a connection broken while a
+    stream's body is read (which the SDK does not wrap)."""
+    if isinstance(err, ErrorEvent):
+        return _error_event(err.body, {})
     module = sdk()
     if isinstance(err, module.APIStatusError):
         if err.status_code == 200:  # an ``error`` event in a stream: classified as its status
-            body = err.body if isinstance(err.body, dict) else {}
-            error = body.get("error") if isinstance(body.get("error"), dict) else body
-            kind = error.get("type") if isinstance(error, dict) else None
-            status = ERROR_STATUS.get(kind if isinstance(kind, str) else "", 500)
-            return classify_http(status, err.response.headers, body)
+            return _error_event(err.body, err.response.headers)
         return classify_http(err.status_code, err.response.headers, err.body)
     if isinstance(err, module.APITimeoutError):
         return Failure("timeout", True, message="request timed out")

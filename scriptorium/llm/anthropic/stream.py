@@ -1,41 +1,37 @@
-"""Streaming for the Anthropic adapter: the SDK's low-level ``post`` with ``stream=True``, behind
-the same retry loop.
+"""Streaming for the Anthropic adapter: the request posted with ``"stream": true`` and read by
+the shared loop of :mod:`scriptorium.llm.streaming`.
 
 The body is the one :class:`~scriptorium.llm.anthropic.call.Call` sends for ``generate`` (built
-once, media spliced in as it is sent), plus ``"stream": true``; the SDK parses the server-sent
-events into its typed stream events. One attempt is "send, and read events until the first text": whatever fails up to
-there (a 529, a reset, an ``error`` event before any text) goes through the ordinary retry rules.
-From the first text on, nothing is retried (the consumer has already seen text): a failure is an
-``LLMGenerateError`` carrying ``partial_text``.
-
-The events are folded into a Messages API body, and that body is turned into the
-:class:`LLMResponse` by the same code as a non-streamed reply, so usage, cost, finish reason and
-metadata cannot differ. With the ``tool`` strategy the deltas are the tool input's JSON as the
-model writes it (without the ``{"value": ...}`` wrapper a non-object schema travels in); the output
-text is that input serialised as ``generate`` gives it.
+once, media spliced in as it is sent), plus ``"stream": true``; the SDK sends it (auth, headers,
+error statuses stay the SDK's) and hands back the HTTP response unread. What this module adds to
+the shared loop is the Messages API's part: :class:`Fold` reads the events (``message_start``,
+``content_block_*``, ``message_delta``; an ``error`` event is the server's failure, classified by
+:func:`~scriptorium.llm.anthropic.sdk.classify`) into the text handed out and the Messages body a
+non-streamed reply would have had, and ``message_stop`` is the terminator. That body is turned
+into the :class:`LLMResponse` by the same code as a non-streamed reply, so usage, cost, finish
+reason and metadata cannot differ. With the ``tool`` strategy the deltas are the tool input's JSON
+as the model writes it (without the ``{"value": ...}`` wrapper a non-object schema travels in);
+the output text is that input serialised as ``generate`` gives it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.adapter import broken_stream
 from scriptorium.llm.anthropic.api import MESSAGES_PATH, PROVIDER
-from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, reply_info
+from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, Result, reply_info
 from scriptorium.llm.anthropic.sdk import classify, sdk
 from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
-from scriptorium.llm.streaming import StreamItem, aread_to_first, arest, read_to_first, rest
+from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
 
-__all__ = ["Fold", "Unwrap", "astream", "stream"]
+__all__ = ["Fold", "Source", "Unwrap", "astream", "stream"]
 
 
 # How a wrapped tool input begins: ``{"value":`` (a non-object root schema travels under "value").
@@ -86,10 +82,15 @@ class Unwrap:
         return held if self.head is None or cut < 0 else held[:cut] + held[cut + 1 :]
 
 
-class Fold:
-    """Folds stream events into the Messages API body a non-streamed reply would have had."""
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
-    __slots__ = ("blocks", "ident", "model", "stop_reason", "tool", "unwrap", "usage")
+
+class Fold:
+    """Folds stream events into the Messages API body a non-streamed reply would have had;
+    ``complete`` once ``message_stop`` was read."""
+
+    __slots__ = ("blocks", "complete", "ident", "model", "stop_reason", "tool", "unwrap", "usage")
 
     def __init__(self, tool: str | None, wrapped: bool = False) -> None:
         self.tool = tool
@@ -99,44 +100,52 @@ class Fold:
         self.model: str | None = None
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] = {}
+        self.complete = False
 
-    def add(self, event: Any) -> str | None:
-        """Take one event; the text it adds to the output, if any."""
-        kind = getattr(event, "type", None)
+    def add(self, name: str | None, data: str) -> str | None:
+        """Take one event (its name and data); the text it adds to the output, if any."""
+        event = event_json(data)
+        kind = event.get("type", name)
         if kind == "content_block_delta":
-            delta = event.delta
-            block = self.blocks[-1] if self.blocks else None
-            if delta.type == "text_delta" and block is not None and block["type"] == "text":
-                block["parts"].append(delta.text)
-                return delta.text if self.tool is None else None
-            if (
-                delta.type == "input_json_delta"
-                and block is not None
-                and block["type"] == "tool_use"
-            ):
-                block["parts"].append(delta.partial_json)
-                if block.get("name") != self.tool:
-                    return None
-                if self.unwrap is not None:
-                    return self.unwrap.feed(delta.partial_json)
-                return str(delta.partial_json)
-            return None
+            return self._delta(_dict(event.get("delta")))
         if kind == "content_block_start":
-            block = event.content_block
-            if block.type == "tool_use":
-                self.blocks.append({"type": "tool_use", "name": block.name, "parts": []})
-            elif block.type == "text":
-                self.blocks.append({"type": "text", "parts": [block.text or ""]})
+            block = _dict(event.get("content_block"))
+            kind = block.get("type")
+            if kind == "tool_use":
+                self.blocks.append({"type": "tool_use", "name": block.get("name"), "parts": []})
+            elif kind == "text":
+                self.blocks.append({"type": "text", "parts": [_text(block.get("text"))]})
             else:
-                self.blocks.append({"type": block.type, "parts": []})
+                self.blocks.append({"type": kind, "parts": []})
         elif kind == "message_start":
-            message = event.message
-            self.ident = message.id
-            self.model = message.model
-            self._usage(message.usage)
+            message = _dict(event.get("message"))
+            self.ident = _str(message.get("id"))
+            self.model = _str(message.get("model"))
+            self._usage(message.get("usage"))
         elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason
-            self._usage(event.usage)
+            self.stop_reason = _str(_dict(event.get("delta")).get("stop_reason"))
+            self._usage(event.get("usage"))
+        elif kind == "message_stop":
+            self.complete = True
+        elif kind == "error":
+            raise ErrorEvent(_dict(event), "an error event in the stream")
+        return None
+
+    def _delta(self, delta: dict[str, Any]) -> str | None:
+        block = self.blocks[-1] if self.blocks else None
+        if block is None:
+            return None
+        kind = delta.get("type")
+        if kind == "text_delta" and block["type"] == "text":
+            text = _text(delta.get("text"))
+            block["parts"].append(text)
+            return text if self.tool is None else None
+        if kind == "input_json_delta" and block["type"] == "tool_use":
+            partial = _text(delta.get("partial_json"))
+            block["parts"].append(partial)
+            if block.get("name") != self.tool:
+                return None
+            return partial if self.unwrap is None else self.unwrap.feed(partial)
         return None
 
     def flush(self) -> str:
@@ -144,11 +153,9 @@ class Fold:
         return "" if self.unwrap is None else self.unwrap.flush()
 
     def _usage(self, usage: Any) -> None:
-        if usage is None:
-            return
         for field in USAGE_FIELDS:
-            value = getattr(usage, field, None)
-            if isinstance(value, int) and value >= 0:
+            value = _dict(usage).get(field)
+            if type(value) is int and value >= 0:
                 self.usage[field] = value
 
     def body(self) -> dict[str, Any]:
@@ -161,7 +168,7 @@ class Fold:
             elif block["type"] == "tool_use":
                 try:
                     value = json.loads(text) if text.strip() else {}
-                except ValueError as err:
+                except (ValueError, RecursionError) as err:
                     raise LLMGenerateError(
                         "the streamed tool input is not JSON",
                         reason="invalid_response",
@@ -178,79 +185,77 @@ class Fold:
         }
 
 
-def _open(client: Any, call: Call, timeout_s: float) -> Any:
-    """Send the call's body with ``stream=True`` (media spliced in as it is sent, as for
-    ``generate``); the SDK's ``Stream`` of typed events."""
-    module = sdk()
-    with call.wire.sending(client, call.sent.body) as body:
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _text(value: Any) -> str:
+    """A text field of an event: a string, or a broken event."""
+    if not isinstance(value, str):
+        raise LLMGenerateError(
+            "a stream event's text is not a string",
+            reason="invalid_response",
+            http_status=200,
+            provider=PROVIDER,
+        )
+    return value
+
+
+class Source:
+    """The Messages API's part of one streamed request (see
+    :class:`~scriptorium.llm.streaming.StreamSource`)."""
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+        self.provider = PROVIDER
+        self.model = call.model
+        self.key = call.key
+
+    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
+        return self.call.retry_args(hooks)
+
+    def _post(self, client: Any, body: dict[str, Any], timeout_s: float, stream_cls: Any) -> Any:
+        module = sdk()
         return client.post(
             MESSAGES_PATH,
             content=encode_body({**body, "stream": True}),
             cast_to=module.types.Message,
             options={"timeout": timeout_s},
             stream=True,
-            stream_cls=module.Stream[module.types.RawMessageStreamEvent],
+            stream_cls=stream_cls[module.types.RawMessageStreamEvent],
         )
 
+    def open(self, client: Any, timeout_s: float) -> Any:
+        """Send the call's body with ``stream=True`` (media spliced in as it is sent, as for
+        ``generate``); the HTTP response, unread (the SDK's typed stream is not read)."""
+        call = self.call
+        with call.wire.sending(client, call.sent.body) as body:
+            return self._post(client, body, timeout_s, sdk().Stream).response
 
-async def _aopen(client: Any, call: Call, timeout_s: float) -> Any:
-    """The async twin of :func:`_open`."""
-    module = sdk()
-    with call.wire.sending(client, call.sent.body) as body:
-        return await client.post(
-            MESSAGES_PATH,
-            content=encode_body({**body, "stream": True}),
-            cast_to=module.types.Message,
-            options={"timeout": timeout_s},
-            stream=True,
-            stream_cls=module.AsyncStream[module.types.RawMessageStreamEvent],
-        )
+    async def aopen(self, client: Any, timeout_s: float) -> Any:
+        call = self.call
+        with call.wire.sending(client, call.sent.body) as body:
+            return (await self._post(client, body, timeout_s, sdk().AsyncStream)).response
 
+    def fold(self) -> Fold:
+        output = self.call.sent.output
+        return Fold(None) if output is None else Fold(output.tool, output.wrapped)
 
-def _fold(call: Call) -> Fold:
-    output = call.sent.output
-    if output is None:
-        return Fold(None)
-    return Fold(output.tool, output.wrapped)
+    def folded(self, fold: Fold, headers: Mapping[str, str]) -> Result:
+        return fold.body(), reply_info(headers)
+
+    def read_body(self, content: bytes, headers: Mapping[str, str]) -> Result:
+        return self.call.read(content), reply_info(headers)
+
+    def response(self, result: Result, attempts: int, elapsed_s: float) -> Any:
+        return self.call.response(result, attempts, elapsed_s)
 
 
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``
     (SDK clients from ``clients``, retries driven by ``hooks``)."""
     call = Call(request)
-    client = clients.sync(call.base_url, call.key)
-    started = time.perf_counter()
-
-    def attempt(timeout_s: float) -> tuple[Any, Iterator[Any], Fold, str | None]:
-        events = _open(client, call, timeout_s)
-        fold = _fold(call)
-        iterator, first = read_to_first(events, fold)
-        return events, iterator, fold, first
-
-    (events, iterator, fold, first), attempts, _ = call_with_retry(
-        attempt, classify, **call.retry_args(hooks)
-    )
-
-    def broken(err: Exception, partial: str) -> Exception:
-        return broken_stream(
-            err,
-            partial,
-            provider=PROVIDER,
-            model=call.model,
-            key=call.key,
-            attempts=attempts,
-            classify=classify,
-        )
-
-    try:
-        yield from rest(iterator, fold, first, broken)
-        tail = fold.flush()
-        if tail:
-            yield tail
-    finally:
-        events.close()
-    reply = reply_info(events.response.headers)
-    yield call.response((fold.body(), reply), attempts, time.perf_counter() - started)
+    yield from drive(Source(call), clients.sync(call.base_url, call.key), hooks, classify)
 
 
 async def astream(
@@ -259,36 +264,5 @@ async def astream(
     """The async twin of :func:`stream`."""
     call = Call(request)
     client = await clients.async_(call.base_url, call.key)
-    started = time.perf_counter()
-
-    async def attempt(timeout_s: float) -> tuple[Any, AsyncIterator[Any], Fold, str | None]:
-        events = await _aopen(client, call, timeout_s)
-        fold = _fold(call)
-        iterator, first = await aread_to_first(events, fold)
-        return events, iterator, fold, first
-
-    (events, iterator, fold, first), attempts, _ = await acall_with_retry(
-        attempt, classify, **call.retry_args(hooks)
-    )
-
-    def broken(err: Exception, partial: str) -> Exception:
-        return broken_stream(
-            err,
-            partial,
-            provider=PROVIDER,
-            model=call.model,
-            key=call.key,
-            attempts=attempts,
-            classify=classify,
-        )
-
-    try:
-        async for piece in arest(iterator, fold, first, broken):
-            yield piece
-        tail = fold.flush()
-        if tail:
-            yield tail
-    finally:
-        await events.close()
-    reply = reply_info(events.response.headers)
-    yield call.response((fold.body(), reply), attempts, time.perf_counter() - started)
+    async for item in adrive(Source(call), client, hooks, classify):
+        yield item

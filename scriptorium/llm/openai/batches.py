@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKFactory
 from scriptorium.llm.batches.calls import SDKBatches, batch_priced, unfinished_error
@@ -49,9 +50,9 @@ def _remote(batch: Any) -> RemoteBatch:
 
 def _lines(content: bytes) -> list[dict[str, Any]]:
     out = []
-    for line in content.decode("utf-8").splitlines():
+    for _, line in jsonl_lines(content.decode("utf-8")):
         if line.strip():
-            value = json.loads(line)
+            value = load_json(line)
             if isinstance(value, dict):
                 out.append(value)
     return out

@@ -20,6 +20,7 @@ from scriptorium.llm.model import Failure
 from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import http_module
+from scriptorium.llm.streaming import ErrorEvent
 
 __all__ = ["SDKFactory", "classify", "default_factory", "http_response_class", "sdk"]
 
@@ -80,11 +81,21 @@ def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     return _scrub(cls(api_key=api_key, base_url=base_url, max_retries=0))
 
 
+def _error_chunk(body: Any) -> Failure:
+    """An error chunk's object, classified as the status its code or type stands for."""
+    body = body if isinstance(body, Mapping) else {}
+    kinds = [body.get("code"), body.get("type")]
+    status = next((_STATUS_OF_ERROR[k] for k in kinds if k in _STATUS_OF_ERROR), 500)
+    return classify_http(status, {}, {"error": dict(body)})
+
+
 def classify(err: BaseException) -> Failure:
     """The one translation of what the SDK raises into a :class:`Failure`: status errors by
     status and body (a masked key echoed in the message removed); an error chunk inside a
     streamed 200 (an ``APIError`` without a status) as the status its type or code names; a
     connection broken while a stream's body is read (which the SDK does not wrap)."""
+    if isinstance(err, ErrorEvent):
+        return _error_chunk(err.body)
     module = sdk()
     if isinstance(err, module.APIStatusError):
         failure = classify_http(err.status_code, err.response.headers, err.body)
@@ -103,11 +114,8 @@ def classify(err: BaseException) -> Failure:
         return Failure("connection", True, message=describe(cause) if cause else "connection error")
     if isinstance(err, module.APIResponseValidationError):
         return Failure("invalid_response", False, err.status_code, message="response failed checks")
-    if isinstance(err, module.APIError):  # an error chunk in a stream
-        body = err.body if isinstance(err.body, Mapping) else {}
-        kinds = [body.get("code"), body.get("type")]
-        status = next((_STATUS_OF_ERROR[k] for k in kinds if k in _STATUS_OF_ERROR), 500)
-        return classify_http(status, {}, {"error": dict(body)})
+    if isinstance(err, module.APIError):  # an error chunk in a stream, as the SDK reads one
+        return _error_chunk(err.body)
     if isinstance(err, module.OpenAIError):
         return Failure("config", False, message=describe(err))
     broken = transport_failure(err)

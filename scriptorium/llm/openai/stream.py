@@ -1,41 +1,60 @@
 """Streaming for the ``openai`` adapter: Chat Completions with ``stream=True`` and
-``stream_options.include_usage``, behind the same retry loop.
+``stream_options.include_usage``, read by the shared loop of :mod:`scriptorium.llm.streaming`.
 
-One attempt is "send, and read chunks until the first text": a 429, a 5xx, a reset or an error
-chunk before any text goes through the ordinary retry rules. From the first text on nothing is
-retried; a failure is an ``LLMGenerateError`` carrying ``partial_text``.
-
-The chunks are folded back into the ``chat.completion`` body a non-streamed request would have
-returned, and that body goes through :func:`~scriptorium.llm.openai.call.parse_completion`, so text,
-finish reason, usage and metadata are read by one piece of code for both paths. The deltas are
-the message content (the tool call's arguments with the ``tool`` strategy; a refusal's text when
-the model refuses).
+The SDK sends the request (auth, headers and error statuses stay the SDK's) and hands back the
+HTTP response unread. What this module adds to the shared loop is the Chat Completions part:
+:class:`Fold` reads the chunks back into the ``chat.completion`` body a non-streamed request
+would have returned, and that body goes through :func:`~scriptorium.llm.openai.call.parse_completion`,
+so text, finish reason, usage and metadata are read by one piece of code for both paths. The
+deltas are the message content (the tool call's arguments with the ``tool`` strategy; a refusal's
+text when the model refuses). The terminator is the pair the API ends every stream with: a
+finish reason, then ``data: [DONE]``; a chunk with an ``error`` object is the server's failure,
+classified by :func:`~scriptorium.llm.openai.sdk.classify`.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.adapter import broken_stream
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import PROVIDER
-from scriptorium.llm.openai.call import Call
+from scriptorium.llm.openai.call import Call, Result
 from scriptorium.llm.openai.sdk import classify
-from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
-from scriptorium.llm.streaming import StreamItem, aread_to_first, arest, read_to_first, rest
+from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
 
-__all__ = ["Fold", "astream", "stream"]
+__all__ = ["DONE", "Fold", "Source", "astream", "stream"]
+
+#: The data of the event that ends every Chat Completions stream.
+DONE = "[DONE]"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _texts(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 class Fold:
-    """Folds streamed chunks into the ``chat.completion`` body they add up to."""
+    """Folds streamed chunks into the ``chat.completion`` body they add up to; ``complete`` once
+    a finish reason and then ``[DONE]`` were read."""
 
-    __slots__ = ("args", "content", "finish", "ident", "model", "name", "refusal", "usage")
+    __slots__ = (
+        "args",
+        "complete",
+        "content",
+        "finish",
+        "ident",
+        "model",
+        "name",
+        "refusal",
+        "usage",
+    )
 
     def __init__(self) -> None:
         self.content: list[str] = []
@@ -46,42 +65,54 @@ class Fold:
         self.usage: Any = None
         self.model: str | None = None
         self.ident: str | None = None
+        self.complete = False
 
-    def add(self, chunk: Any) -> str | None:
-        """Take one chunk; the text it adds to the output, if any."""
-        if self.model is None:
-            self.model = getattr(chunk, "model", None)
-            self.ident = getattr(chunk, "id", None)
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            self.usage = usage.model_dump() if hasattr(usage, "model_dump") else usage
-        choices = getattr(chunk, "choices", None)
-        if not choices:
+    def add(self, name: str | None, data: str) -> str | None:
+        """Take one event; the text it adds to the output, if any."""
+        if data.strip() == DONE:
+            # The end the API promises; without a finish reason before it the answer was cut
+            # short all the same (the stream then ends incomplete).
+            self.complete = self.finish is not None
             return None
-        choice = choices[0]
-        if choice.finish_reason is not None:
-            self.finish = choice.finish_reason
-        delta = choice.delta
-        if delta is None:
+        chunk = event_json(data)
+        if "error" in chunk:
+            error = chunk["error"]
+            raise ErrorEvent(error if isinstance(error, dict) else {"message": str(error)})
+        if self.model is None and isinstance(chunk.get("model"), str):
+            self.model = chunk["model"]
+            self.ident = chunk.get("id") if isinstance(chunk.get("id"), str) else None
+        if chunk.get("usage") is not None:
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices:
             return None
+        choice = _dict(choices[0])
+        if isinstance(choice.get("finish_reason"), str):
+            self.finish = choice["finish_reason"]
+        delta = _dict(choice.get("delta"))
         piece: str | None = None
-        if delta.content:
-            self.content.append(delta.content)
-            piece = delta.content
-        refusal = getattr(delta, "refusal", None)
+        content = _texts(delta.get("content"))
+        if content:
+            self.content.append(content)
+            piece = content
+        refusal = _texts(delta.get("refusal"))
         if refusal:
             self.refusal.append(refusal)
             piece = refusal
-        calls = getattr(delta, "tool_calls", None)
-        if calls:
-            function = calls[0].function
-            if function is not None:
-                if function.name:
-                    self.name = function.name
-                if function.arguments:
-                    self.args.append(function.arguments)
-                    piece = function.arguments
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            function = _dict(_dict(calls[0]).get("function"))
+            if _texts(function.get("name")):
+                self.name = function["name"]
+            arguments = _texts(function.get("arguments"))
+            if arguments:
+                self.args.append(arguments)
+                piece = arguments
         return piece
+
+    def flush(self) -> str:
+        """Nothing is held back: every delta is handed out as it comes."""
+        return ""
 
     def body(self) -> bytes:
         """The completion these chunks spelled out, as the bytes of a non-streamed 200."""
@@ -105,7 +136,7 @@ class Fold:
 
 
 class _Raw:
-    """Stands for the raw HTTP response :meth:`Call.read` takes: the folded body and the headers."""
+    """Stands for the raw HTTP response :meth:`Call.read` takes: a body and the headers."""
 
     __slots__ = ("content", "headers")
 
@@ -114,47 +145,49 @@ class _Raw:
         self.headers = headers
 
 
-def _streaming(call: Call) -> dict[str, Any]:
-    """The call's parameters asking for a stream that ends with a usage chunk."""
-    return {**call.params, "stream": True, "stream_options": {"include_usage": True}}
+class Source:
+    """The Chat Completions part of one streamed request (see
+    :class:`~scriptorium.llm.streaming.StreamSource`)."""
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+        self.provider = PROVIDER
+        self.model = call.model
+        self.key = call.key
+        # The call's parameters asking for a stream that ends with a usage chunk.
+        self.params = {**call.params, "stream": True, "stream_options": {"include_usage": True}}
+
+    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
+        return self.call.retry_args(hooks)
+
+    def open(self, client: Any, timeout_s: float) -> Any:
+        """Send the parameters (media spliced in as they are sent); the HTTP response, unread
+        (the SDK's typed stream is not read)."""
+        with self.call.wire.sending(client, self.params) as sent:
+            return client.chat.completions.create(**sent, timeout=timeout_s).response
+
+    async def aopen(self, client: Any, timeout_s: float) -> Any:
+        with self.call.wire.sending(client, self.params) as sent:
+            return (await client.chat.completions.create(**sent, timeout=timeout_s)).response
+
+    def fold(self) -> Fold:
+        return Fold()
+
+    def folded(self, fold: Fold, headers: Mapping[str, str]) -> Result:
+        return self.call.read(_Raw(fold.body(), headers))
+
+    def read_body(self, content: bytes, headers: Mapping[str, str]) -> Result:
+        return self.call.read(_Raw(content, headers))
+
+    def response(self, result: Result, attempts: int, elapsed_s: float) -> Any:
+        return self.call.response(result, attempts, elapsed_s)
 
 
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``
     (SDK clients from ``clients``, retries driven by ``hooks``)."""
     call = Call(request)
-    params = _streaming(call)
-    client = clients.sync(call.base_url, call.key)
-    started = time.perf_counter()
-
-    def attempt(timeout_s: float) -> tuple[Any, Iterator[Any], Fold, str | None]:
-        with call.wire.sending(client, params) as sent:
-            chunks = client.chat.completions.create(**sent, timeout=timeout_s)
-        fold = Fold()
-        iterator, first = read_to_first(chunks, fold)
-        return chunks, iterator, fold, first
-
-    (chunks, iterator, fold, first), attempts, _ = call_with_retry(
-        attempt, classify, **call.retry_args(hooks)
-    )
-
-    def broken(err: Exception, partial: str) -> Exception:
-        return broken_stream(
-            err,
-            partial,
-            provider=PROVIDER,
-            model=call.model,
-            key=call.key,
-            attempts=attempts,
-            classify=classify,
-        )
-
-    try:
-        yield from rest(iterator, fold, first, broken)
-    finally:
-        chunks.close()
-    parsed = call.read(_Raw(fold.body(), chunks.response.headers))
-    yield call.response(parsed, attempts, time.perf_counter() - started)
+    yield from drive(Source(call), clients.sync(call.base_url, call.key), hooks, classify)
 
 
 async def astream(
@@ -162,36 +195,6 @@ async def astream(
 ) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`stream`."""
     call = Call(request)
-    params = _streaming(call)
     client = await clients.async_(call.base_url, call.key)
-    started = time.perf_counter()
-
-    async def attempt(timeout_s: float) -> tuple[Any, AsyncIterator[Any], Fold, str | None]:
-        with call.wire.sending(client, params) as sent:
-            chunks = await client.chat.completions.create(**sent, timeout=timeout_s)
-        fold = Fold()
-        iterator, first = await aread_to_first(chunks, fold)
-        return chunks, iterator, fold, first
-
-    (chunks, iterator, fold, first), attempts, _ = await acall_with_retry(
-        attempt, classify, **call.retry_args(hooks)
-    )
-
-    def broken(err: Exception, partial: str) -> Exception:
-        return broken_stream(
-            err,
-            partial,
-            provider=PROVIDER,
-            model=call.model,
-            key=call.key,
-            attempts=attempts,
-            classify=classify,
-        )
-
-    try:
-        async for piece in arest(iterator, fold, first, broken):
-            yield piece
-    finally:
-        await chunks.close()
-    parsed = call.read(_Raw(fold.body(), chunks.response.headers))
-    yield call.response(parsed, attempts, time.perf_counter() - started)
+    async for item in adrive(Source(call), client, hooks, classify):
+        yield item
