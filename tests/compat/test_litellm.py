@@ -83,11 +83,6 @@ def test_streaming_on_the_openai_route_delivers_the_text_in_pieces(engine: Engin
     assert result.output.text == TEXT
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 25: a JSON body answered to a stream request (LiteLLM's Anthropic route does "
-    "this) is not yet read as the complete answer",
-)
 def test_streaming_on_the_anthropic_route_reads_a_json_answer_as_the_whole_reply(
     engine: Engine,
 ) -> None:
