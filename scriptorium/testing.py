@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from scriptorium._lazy import lazy_getattr
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
-from scriptorium.llm.streaming import StreamItem, chunked
+from scriptorium.llm.streaming import StreamItem, response_pieces
 
 if TYPE_CHECKING:
     from scriptorium._testing.anthropic_server import FakeAnthropicServer
@@ -83,7 +83,9 @@ class FakeClient:
     Each call takes the next scripted turn; the last one repeats once the script runs out. Every
     request is recorded in ``.requests`` (with its key, as a real client would receive it).
     ``stream``/``astream`` deliver a turn's text in ``chunks`` pieces, then its response; a
-    scripted exception is raised before the first piece.
+    scripted exception is raised before the first piece. A scripted response with
+    ``reasoning`` streams it first, in as many ``ReasoningChunk`` pieces, as a provider that
+    thinks does.
 
     An empty script (``FakeClient()``) is for code that must make no call: any call is recorded
     and then raises ``AssertionError`` naming the request's prompt.
@@ -146,13 +148,13 @@ class FakeClient:
     def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
         """The next scripted response, its text in several chunks, then the response itself."""
         response = self.generate(request)
-        yield from chunked(response.text, self._chunks)
+        yield from response_pieces(response, self._chunks)
         yield response
 
     async def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
         """The async twin of :meth:`stream`."""
         response = await self.agenerate(request)
-        for piece in chunked(response.text, self._chunks):
+        for piece in response_pieces(response, self._chunks):
             yield piece
         yield response
 

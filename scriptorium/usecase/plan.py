@@ -185,6 +185,7 @@ class Planner:
             request_hash=request_hash,
             cache=cache,
             schema_dropped=view.dropped,
+            reasoning=view.reasoning,
         )
         return Plan(prepared=prepared, request=llm_request)
 

@@ -18,6 +18,7 @@ from scriptorium.llm.anthropic.api import (
     PRICES,
     PROVIDER,
 )
+from scriptorium.llm.anthropic.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
 
 if TYPE_CHECKING:
@@ -99,5 +100,6 @@ SPEC = ProviderSpec(
     prices=PRICES,
     cache_minimum=_cache_minimum,
     classify=_classify,
+    reasoning=reasoning_plan,
     endpoint_problem=_endpoint_problem,
 )

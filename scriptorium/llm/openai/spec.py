@@ -17,6 +17,7 @@ from scriptorium.llm.openai.api import (
     PROVIDER,
     openai_limits,
 )
+from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
 
 if TYPE_CHECKING:
@@ -79,4 +80,5 @@ SPEC = ProviderSpec(
     batch_limits=BATCH_LIMITS,
     prices=PRICES,
     classify=_classify,
+    reasoning=reasoning_plan,
 )

@@ -9,7 +9,9 @@ so text, finish reason, usage and metadata are read by one piece of code for bot
 deltas are the message content (the tool call's arguments with the ``tool`` strategy; a refusal's
 text when the model refuses). The terminator is the pair the API ends every stream with: a
 finish reason, then ``data: [DONE]``; a chunk with an ``error`` object is the server's failure,
-classified by :func:`~scriptorium.llm.openai.sdk.classify`.
+classified by :func:`~scriptorium.llm.openai.sdk.classify`. Reasoning text an OpenAI-compatible
+server streams (a delta's ``reasoning_content`` or ``reasoning``) is handed out as
+:class:`~scriptorium.llm.client.ReasoningChunk` pieces and folded into the body's message.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import PROVIDER
-from scriptorium.llm.openai.call import Call, Result
+from scriptorium.llm.openai.call import REASONING_FIELDS, Call, Result
 from scriptorium.llm.openai.sdk import classify
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
@@ -52,12 +55,14 @@ class Fold:
         "ident",
         "model",
         "name",
+        "reasoning",
         "refusal",
         "usage",
     )
 
     def __init__(self) -> None:
         self.content: list[str] = []
+        self.reasoning: list[str] = []
         self.refusal: list[str] = []
         self.args: list[str] = []
         self.name: str | None = None
@@ -91,6 +96,10 @@ class Fold:
             self.finish = choice["finish_reason"]
         delta = _dict(choice.get("delta"))
         piece: str | None = None
+        thought = next((t for n in REASONING_FIELDS if (t := _texts(delta.get(n)))), "")
+        if thought:
+            self.reasoning.append(thought)
+            piece = ReasoningChunk(thought)
         content = _texts(delta.get("content"))
         if content:
             self.content.append(content)
@@ -121,6 +130,8 @@ class Fold:
             "content": "".join(self.content) if self.content else None,
             "refusal": "".join(self.refusal) if self.refusal else None,
         }
+        if self.reasoning:
+            message["reasoning_content"] = "".join(self.reasoning)
         if self.args or self.name:
             function = {"name": self.name or "", "arguments": "".join(self.args)}
             message["tool_calls"] = [{"id": "call", "type": "function", "function": function}]
