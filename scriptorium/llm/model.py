@@ -92,7 +92,7 @@ def is_none(value: Any) -> bool:
     return value is None
 
 
-def _is_zero(value: Any) -> bool:
+def _is_zero(value: int) -> bool:
     return value == 0
 
 
