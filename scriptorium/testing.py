@@ -10,6 +10,7 @@ The in-memory repositories and reader are the same adapters scriptorium's contra
 against the file ones, so they cannot drift from the real thing. ``FakeAnthropicServer`` speaks the
 Messages API on loopback so the real SDK can be tested end to end; it and ``FakeOpenAIServer`` also
 serve the providers' batch endpoints (``server.batches`` scripts how batches run and rows end).
+``FakeGeminiServer`` speaks the Gemini API (and Vertex AI's paths for it) for ``google-genai``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from scriptorium.llm.streaming import StreamItem, response_pieces
 
 if TYPE_CHECKING:
     from scriptorium._testing.anthropic_server import FakeAnthropicServer
+    from scriptorium._testing.gemini_server import FakeGeminiServer
     from scriptorium._testing.openai_server import FakeOpenAIServer
     from scriptorium.artifact.memory import MemoryReader as MemoryArtifactReader
     from scriptorium.profile.memory import MemoryRepository as MemoryProfileRepository
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FakeAnthropicServer",
     "FakeClient",
+    "FakeGeminiServer",
     "FakeOpenAIServer",
     "FixedClock",
     "MemoryArtifactReader",
@@ -58,6 +61,7 @@ _lazy = lazy_getattr(
     "scriptorium",
     {
         "FakeAnthropicServer": "_testing.anthropic_server",
+        "FakeGeminiServer": "_testing.gemini_server",
         "FakeOpenAIServer": "_testing.openai_server",
     },
 )

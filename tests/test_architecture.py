@@ -831,6 +831,7 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
     "scriptorium.testing": (
         "FakeAnthropicServer",
         "FakeClient",
+        "FakeGeminiServer",
         "FakeOpenAIServer",
         "FixedClock",
         "MemoryArtifactReader",
