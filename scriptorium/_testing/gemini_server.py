@@ -11,7 +11,7 @@ it), so the real ``google-genai`` SDK can be tested end to end with scripted ans
 Each ``POST .../models/M:generateContent`` (or ``:streamGenerateContent``), under any API
 version and also under Vertex AI's ``projects/P/locations/L/publishers/google/`` prefix, consumes
 the next scripted step; with the script empty the server answers ``default_text`` (or a 500 when
-that is None). The scripting vocabulary is the other fakes': ``reply``, ``reply_json``, ``fail``,
+that is None). The scripting vocabulary is the other fakes': ``reply``, ``reply_tool``, ``reply_json``, ``fail``,
 ``fail_midstream``, ``reset_midstream``, ``malformed``, ``reset_connection``, ``delay``.
 
 A streaming request gets the same replies as server-sent events, one ``GenerateContentResponse``
@@ -274,6 +274,44 @@ class FakeGeminiServer(ScriptedHTTPServer):
                 ident=ident,
             )
             return self._answer_for(req, body, chunks, pace_s, headers)
+
+        self.push(build, delay_s)
+
+    def reply_tool(
+        self,
+        args: Any,
+        *,
+        name: str | None = None,
+        prompt_tokens: int = 10,
+        candidates_tokens: int = 5,
+        delay_s: float = 0.0,
+    ) -> None:
+        """Queue a 200 whose one part is a call of the request's one declared function (or
+        ``name``) with ``args``; a streaming request gets it in one chunk, then the finish."""
+
+        def build(req: RecordedRequest) -> Answer:
+            chosen = name
+            if chosen is None and isinstance(req.body, dict):
+                tools = req.body.get("tools") or [{}]
+                declared = tools[0].get("functionDeclarations") or [{}]
+                chosen = declared[0].get("name")
+            call = {"functionCall": {"name": chosen or "output", "args": args}}
+            model, ident = _model(req), self._ident()
+            usage = _usage(prompt_tokens, candidates_tokens, None, None)
+            candidate = {
+                "content": {"role": "model", "parts": [call]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+            body = {"candidates": [candidate], "modelVersion": model, "responseId": ident}
+            body["usageMetadata"] = usage
+            if _streams(req):
+                parts = (
+                    (0.0, _chunk(model, ident, [call])),
+                    (0.0, _chunk(model, ident, [], finishReason="STOP", usageMetadata=usage)),
+                )
+                return Answer(parts=parts, content_type="text/event-stream")
+            return Answer.json(body)
 
         self.push(build, delay_s)
 

@@ -10,9 +10,10 @@ cannot drift.
   (``mimeType`` and base64 ``data``).
 - Settings go to ``generationConfig``: ``maxOutputTokens``, ``temperature``, ``topP``, ``topK``,
   ``stopSequences``; the reasoning plan adds ``thinkingConfig``.
-- Structured output: ``native`` (and ``auto``, and ``tool``, which Gemini has no forced form of)
-  -> ``responseMimeType: application/json`` with ``responseJsonSchema`` (the schema reduced,
-  :mod:`.schema`); ``prompt`` -> the schema in the system instruction.
+- Structured output: ``native`` (and ``auto``) -> ``responseMimeType: application/json`` with
+  ``responseJsonSchema`` (the schema reduced, :mod:`.schema`); ``tool`` -> one function
+  declaration (``parametersJsonSchema``) the model must call (``toolConfig`` mode ``ANY``), its
+  arguments the output; ``prompt`` -> the schema in the system instruction.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "ignored_settings",
     "prompt_instructions",
     "request_reasoning",
+    "tool_name",
     "wire_view",
 ]
 
@@ -116,6 +118,30 @@ def ignored_settings(
     return ignored if plan is None else (*ignored, *plan.ignored_settings)
 
 
+def tool_name(structured: StructuredOutput) -> str:
+    """The function name the ``tool`` strategy declares (letters, digits, ``_``, ``.``, ``-``;
+    starting with a letter or ``_``; at most 64 characters)."""
+    name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in structured.name)[:64]
+    return name if name and (name[0].isalpha() or name[0] == "_") else f"_{name}"[:64]
+
+
+def _tool_members(structured: StructuredOutput) -> tuple[dict[str, Any], tuple[str, ...]]:
+    schema = structured.schema_
+    assert isinstance(schema, dict)
+    reduced, lost = reduce_schema_cached(schema)
+    name = tool_name(structured)
+    declaration = {
+        "name": name,
+        "description": "Return the output.",
+        "parametersJsonSchema": reduced,
+    }
+    members = {
+        "tools": [{"functionDeclarations": [declaration]}],
+        "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [name]}},
+    }
+    return members, tuple(lost)
+
+
 def _generation_config(
     request: LLMRequest, strategy: str | None, plan: ReasoningPlan | None
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -149,6 +175,10 @@ def build_body(request: LLMRequest) -> Built:
     plan = request_reasoning(request)
     config, dropped = _generation_config(request, strategy, plan)
     body: dict[str, Any] = {"contents": gemini_contents(request), "generationConfig": config}
+    structured = request.structured_output
+    if structured is not None and strategy == "tool":
+        members, dropped = _tool_members(structured)
+        body.update(members)
     system = gemini_system(request, strategy)
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -163,7 +193,7 @@ def wire_view(request: LLMRequest) -> WireView:
     structured = request.structured_output
     if (
         structured is not None
-        and strategy == "native"
+        and strategy in ("native", "tool")
         and structured.format == "json_schema"
         and isinstance(structured.schema_, dict)
     ):

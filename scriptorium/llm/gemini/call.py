@@ -20,7 +20,16 @@ from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.streaming import ErrorEvent
 
-__all__ = ["FINISH", "Answer", "Call", "model_path", "price_usage", "read_answer"]
+__all__ = [
+    "FINISH",
+    "Answer",
+    "Call",
+    "call_args",
+    "model_path",
+    "price_usage",
+    "read_answer",
+    "read_usage",
+]
 
 #: Gemini's finish reasons as scriptorium's (any other passes through as Gemini names it).
 FINISH = {
@@ -46,6 +55,8 @@ class Answer:
     usage: Usage
     metadata: dict[str, Any]
     prompt_tokens: int
+    #: The arguments of the first function call, as JSON text (None: no call).
+    tool_args: str | None = None
 
 
 def _invalid(message: str) -> LLMGenerateError:
@@ -82,23 +93,35 @@ def read_usage(meta: Any) -> tuple[Usage, int]:
     return usage, prompt
 
 
-def _parts(candidate: Mapping[str, Any]) -> tuple[str, str | None]:
+def call_args(part: Mapping[str, Any]) -> str | None:
+    """A ``functionCall`` part's arguments as JSON text (None: the part is no call)."""
+    called = part.get("functionCall")
+    if not isinstance(called, dict):
+        return None
+    args = called.get("args")
+    return json.dumps(args if args is not None else {}, ensure_ascii=False)
+
+
+def _parts(candidate: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     content = candidate.get("content")
     parts = content.get("parts") if isinstance(content, dict) else None
     if parts is None:
-        return "", None
+        return "", None, None
     if not isinstance(parts, list):
         raise _invalid("gemini: the candidate's content.parts is not a list")
     text: list[str] = []
     thoughts: list[str] = []
+    args: str | None = None
     for part in parts:
+        if isinstance(part, dict) and args is None:
+            args = call_args(part)
         piece = part.get("text") if isinstance(part, dict) else None
         if piece is None:
             continue  # a function call, a thought signature, inline data: no text
         if not isinstance(piece, str):
             raise _invalid("gemini: a part's text is not text")
         (thoughts if part.get("thought") is True else text).append(piece)
-    return "".join(text), ("".join(thoughts) or None)
+    return "".join(text), ("".join(thoughts) or None), args
 
 
 def read_answer(body: Any) -> Answer:
@@ -133,12 +156,12 @@ def read_answer(body: Any) -> Answer:
     if not isinstance(candidates, list) or not isinstance(candidates[0], dict):
         raise _invalid("gemini: the 200 response's candidates are not a list of objects")
     candidate = candidates[0]
-    text, reasoning = _parts(candidate)
+    text, reasoning, args = _parts(candidate)
     raw = candidate.get("finishReason")
     finish = FINISH.get(raw, raw) if isinstance(raw, str) else "stop"
     if isinstance(raw, str) and raw.lower() != finish:
         metadata["provider_finish_reason"] = raw
-    return Answer(text, reasoning, finish, usage, metadata, prompt)
+    return Answer(text, reasoning, finish, usage, metadata, prompt, args)
 
 
 def price_usage(
@@ -261,8 +284,11 @@ class Call(SDKCall[Answer]):
         ignored = ignored_settings(request.settings, self.built.plan)
         if ignored:
             metadata["ignored_settings"] = list(ignored)
+        text = result.text
+        if self.strategy == "tool" and result.tool_args is not None:
+            text = result.tool_args
         return LLMResponse(
-            text=result.text,
+            text=text,
             reasoning=result.reasoning,
             model=metadata.get("response_model") or self.model,
             finish_reason=result.finish,

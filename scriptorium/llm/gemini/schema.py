@@ -22,7 +22,7 @@ from scriptorium.llm.model import StructuredOutput
 
 __all__ = ["KEPT_KEYWORDS", "Strategy", "gemini_strategy", "reduce_schema", "reduce_schema_cached"]
 
-Strategy = Literal["native", "prompt"]
+Strategy = Literal["native", "tool", "prompt"]
 
 #: Keywords ``responseJsonSchema`` accepts; their values are kept as they are, except where a
 #: value holds subschemas (reduced in turn).
@@ -57,10 +57,17 @@ _LISTS = ("anyOf", "oneOf", "prefixItems")
 
 
 def gemini_strategy(structured: StructuredOutput | None) -> Strategy | None:
-    """The strategy used: ``auto`` and ``tool`` are ``native`` (a JSON answer under
-    ``responseMimeType``, with the schema when there is one); ``prompt`` stays."""
+    """The strategy used: ``auto`` is ``native`` (a JSON answer under ``responseMimeType``, with
+    the schema when there is one); ``tool`` (one function the model must call, its arguments the
+    output) needs an object schema, else it is ``native`` too; ``prompt`` stays."""
     if structured is None:
         return None
+    if structured.strategy == "tool":
+        schema = structured.schema_
+        is_object = isinstance(schema, dict) and (
+            schema.get("type") == "object" or "properties" in schema
+        )
+        return "tool" if structured.format == "json_schema" and is_object else "native"
     return "prompt" if structured.strategy == "prompt" else "native"
 
 

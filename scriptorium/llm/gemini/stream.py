@@ -25,7 +25,7 @@ from typing import Any
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.gemini.api import PROVIDER
-from scriptorium.llm.gemini.call import Answer, Call, read_answer
+from scriptorium.llm.gemini.call import Answer, Call, call_args, read_answer
 from scriptorium.llm.gemini.sdk import classify
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.policy import RetryHooks
@@ -38,11 +38,22 @@ class Fold:
     """Folds streamed ``GenerateContentResponse`` chunks into the one they add up to;
     ``complete`` once a chunk carried a finish reason (or blocked the prompt)."""
 
-    __slots__ = ("complete", "feedback", "finish", "ident", "model", "text", "thoughts", "usage")
+    __slots__ = (
+        "calls",
+        "complete",
+        "feedback",
+        "finish",
+        "ident",
+        "model",
+        "text",
+        "thoughts",
+        "usage",
+    )
 
     def __init__(self) -> None:
         self.text: list[str] = []
         self.thoughts: list[str] = []
+        self.calls: list[dict[str, Any]] = []
         self.finish: str | None = None
         self.usage: Any = None
         self.model: str | None = None
@@ -74,7 +85,13 @@ class Fold:
         parts = content.get("parts") if isinstance(content, dict) else None
         text: list[str] = []
         thoughts: list[str] = []
+        called: list[str] = []
         for part in parts if isinstance(parts, list) else ():
+            args = call_args(part) if isinstance(part, dict) else None
+            if args is not None:
+                self.calls.append(part)
+                called.append(args)
+                continue
             piece = part.get("text") if isinstance(part, dict) else None
             if isinstance(piece, str) and piece:
                 (thoughts if part.get("thought") is True else text).append(piece)
@@ -83,8 +100,9 @@ class Fold:
         if isinstance(candidate.get("finishReason"), str):
             self.finish = candidate["finishReason"]
             self.complete = True
-        if text:
-            return "".join(text)
+        if text or called:
+            # A forced call's arguments are the output of the tool strategy (they come whole).
+            return "".join(called) if self.calls else "".join(text)
         if thoughts:
             return ReasoningChunk("".join(thoughts))
         return None
@@ -100,6 +118,7 @@ class Fold:
             parts.append({"text": "".join(self.thoughts), "thought": True})
         if self.text:
             parts.append({"text": "".join(self.text)})
+        parts.extend(self.calls)
         body: dict[str, Any] = {}
         if self.finish is not None or parts:
             candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.testing import FakeAnthropicServer, FakeOpenAIServer
+from scriptorium.testing import FakeAnthropicServer, FakeGeminiServer, FakeOpenAIServer
 from tests.contract.llm.harnesses import (
     ADAPTERS,
     AnthropicHarness,
     FakeClientHarness,
     FakeProviderHarness,
+    GeminiHarness,
     Harness,
     OpenAIHarness,
     ReplayHarness,
@@ -32,6 +33,12 @@ def openai_server() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
+@pytest.fixture(scope="module")
+def gemini_server() -> Iterator[FakeGeminiServer]:
+    with FakeGeminiServer(default_text=None) as server:
+        yield server
+
+
 @pytest.fixture(params=ADAPTERS)
 def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]:
     """The adapter under test, its script empty, its server's records cleared."""
@@ -47,6 +54,11 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         openai_server: FakeOpenAIServer = request.getfixturevalue("openai_server")
         openai_server.reset()
         built = OpenAIHarness(openai_server)
+    elif name == "gemini":
+        gemini_server: FakeGeminiServer = request.getfixturevalue("gemini_server")
+        gemini_server.reset()
+        gemini_server.count_tokens = None
+        built = GeminiHarness(gemini_server)
     elif name == "fake":
         built = FakeProviderHarness()
     else:
