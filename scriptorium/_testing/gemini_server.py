@@ -303,8 +303,12 @@ class FakeGeminiServer(ScriptedHTTPServer):
                 "finishReason": "STOP",
                 "index": 0,
             }
-            body = {"candidates": [candidate], "modelVersion": model, "responseId": ident}
-            body["usageMetadata"] = usage
+            body: dict[str, Any] = {
+                "candidates": [candidate],
+                "modelVersion": model,
+                "responseId": ident,
+                "usageMetadata": usage,
+            }
             if _streams(req):
                 parts = (
                     (0.0, _chunk(model, ident, [call])),
