@@ -1,0 +1,101 @@
+"""The body, the schema reduction, what ``prepare`` shows, and the registry entry: pure
+functions, no SDK."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+from scriptorium.llm.gemini.api import option_problems, place_of, price_of
+from scriptorium.llm.gemini.body import build_body, wire_view
+from scriptorium.llm.gemini.schema import reduce_schema
+from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
+from scriptorium.llm.registry import default_registry
+from scriptorium.profile.model import ExecutionSettings
+from scriptorium.prompt.model import Message
+
+
+def request(**fields: Any) -> LLMRequest:
+    base: dict[str, Any] = {
+        "target": Target(provider="gemini", model="gemini-2.5-flash"),
+        "api_key": "AIza-body-0123456789abcdef",
+        "messages": (Message(role="user", content="hi"),),
+    }
+    base.update(fields)
+    return LLMRequest(**base)
+
+
+def test_the_schema_keeps_what_the_api_takes_and_reports_the_rest() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 3, "format": "date"},
+            "b": {"oneOf": [{"type": "integer", "multipleOf": 2}, {"const": True}]},
+            "c": {"type": "array", "prefixItems": [{"type": "string"}], "items": False},
+        },
+        "$defs": {"x": {"not": {"type": "null"}}},
+        "additionalProperties": False,
+    }
+    reduced, dropped = reduce_schema(schema)
+    assert reduced["properties"]["a"] == {"type": "string", "format": "date"}
+    assert reduced["properties"]["b"] == {"oneOf": [{"type": "integer"}, {"const": True}]}
+    assert reduced["properties"]["c"]["items"] == {}
+    assert reduced["$defs"] == {"x": {}}
+    assert reduced["additionalProperties"] is False
+    assert dropped == [
+        "boolean subschema at #/properties/c/items",
+        "maxLength",
+        "multipleOf",
+        "not",
+    ]
+
+
+def test_wire_view_shows_what_the_body_sends() -> None:
+    structured = StructuredOutput(schema_={"type": "object", "properties": {}, "minProperties": 1})
+    settings = ExecutionSettings(reasoning="low", max_tokens=4000)
+    req = request(system="sys", structured_output=structured, settings=settings)
+    built = build_body(req)
+    view = wire_view(req)
+    assert view.strategy == built.strategy == "native"
+    assert view.system == "sys"
+    assert view.dropped == built.dropped == ("minProperties",)
+    assert view.reasoning is not None
+    assert view.reasoning.sent == {
+        "thinkingConfig": {"thinkingBudget": 1024, "includeThoughts": True}
+    }
+    assert built.body["generationConfig"]["thinkingConfig"] == view.reasoning.sent["thinkingConfig"]
+
+
+def test_the_registry_serves_gemini_and_its_spec_imports_no_sdk() -> None:
+    spec = default_registry().get("gemini")
+    assert (spec.key_env, spec.base_url_env, spec.extra) == (
+        "GEMINI_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "gemini",
+    )
+    assert "gemini-2.5-pro" in spec.prices
+    code = (
+        "import sys, scriptorium, scriptorium.llm.gemini.spec, scriptorium.llm.gemini;"
+        "assert 'google.genai' not in sys.modules and 'google' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_vertex_options_name_the_place_and_check_reports_bad_ones() -> None:
+    place = place_of(None, {"vertexai": True, "project": "p"})
+    assert (place.vertexai, place.project, place.location) == (True, "p", "global")
+    assert place_of("http://x", {}).base_url == "http://x"
+    problems = list(option_problems({"vertexai": True, "location": "eu", "colour": 1}))
+    assert any("colour" in p for p in problems)
+    assert any("options.project" in p for p in problems)
+    assert list(option_problems({"vertexai": True, "project": "p", "location": "eu"})) == []
+
+
+def test_the_long_context_tier_starts_above_its_threshold() -> None:
+    base = price_of("gemini-2.5-pro", 200_000)
+    long = price_of("gemini-2.5-pro", 200_001)
+    assert base is not None
+    assert long is not None
+    assert (base[1].input, long[1].input) == (1_250_000, 2_500_000)
+    assert price_of("gemini-2.5-flash-lite-001", 10**6) == price_of("gemini-2.5-flash-lite", 0)
