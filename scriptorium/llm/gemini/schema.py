@@ -52,6 +52,8 @@ KEPT_KEYWORDS = frozenset(
         "propertyOrdering",
     }
 )
+#: Annotations for schema tools, not constraints: left out without a word.
+_SILENT = frozenset({"$schema", "$comment"})
 _MAPS = ("properties", "$defs")
 _LISTS = ("anyOf", "oneOf", "prefixItems")
 
@@ -88,7 +90,8 @@ def _reduce(node: Any, dropped: set[str], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key not in KEPT_KEYWORDS:
-            dropped.add(key)
+            if key not in _SILENT:
+                dropped.add(key)
         elif key in _MAPS and isinstance(value, dict):
             out[key] = {n: _reduce(v, dropped, f"{where}/{key}/{n}") for n, v in value.items()}
         elif key in _LISTS and isinstance(value, list):

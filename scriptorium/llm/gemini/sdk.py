@@ -148,6 +148,17 @@ class GeminiSDK:
         """Close the HTTP client (awaitable for an async one)."""
         return self._http.aclose() if self.is_async else self._http.close()
 
+    def __del__(self) -> None:
+        # The SDK leaves an HTTP client it was given open; a sync one dropped with its client
+        # (an engine never closed) is closed here, as the SDK closes its own. An async one is
+        # closed with its event loop (the client cache).
+        http = getattr(self, "_http", None)
+        if http is not None and not self.is_async:
+            try:
+                http.close()
+            except Exception:  # best effort at collection time
+                pass
+
 
 def default_factory(is_async: bool, key: str, slot: str) -> GeminiSDK:
     """An SDK client for the place ``slot`` names (:meth:`Place.slot`) and ``key`` (the API key,
