@@ -24,6 +24,7 @@ parameter and response layer: the body sent is exactly the one ``prepare`` shows
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -154,10 +155,8 @@ class GeminiSDK:
         # closed with its event loop (the client cache).
         http = getattr(self, "_http", None)
         if http is not None and not self.is_async:
-            try:
+            with contextlib.suppress(Exception):  # best effort at collection time
                 http.close()
-            except Exception:  # best effort at collection time
-                pass
 
 
 def default_factory(is_async: bool, key: str, slot: str) -> GeminiSDK:
