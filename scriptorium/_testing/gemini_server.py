@@ -23,7 +23,9 @@ as Gemini does; ``cached_tokens`` reports ``cachedContentTokenCount`` (inside
 ``promptTokenCount``). ``reply(block_reason=...)`` answers a prompt blocked before any candidate.
 
 ``:countTokens`` is served outside the script: ``count_tokens`` when set (else one token per four
-characters of the body), or the status ``count_tokens_status``.
+characters of the body), or the status ``count_tokens_status``. So are Batch Mode and the Files
+routes it uses (:mod:`scriptorium._testing.gemini_batches`); ``server.batches`` scripts how
+batches run and how their rows end, and records every batch created.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scriptorium._testing.batches import FakeBatches
+from scriptorium._testing.gemini_batches import GeminiBatchRoutes
 from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
 
 __all__ = ["FakeGeminiServer", "RecordedRequest", "answer_body", "error_body"]
@@ -197,6 +201,9 @@ class FakeGeminiServer(ScriptedHTTPServer):
         self.count_tokens: int | None = None
         #: A status ``countTokens`` fails with instead (None: it answers).
         self.count_tokens_status: int | None = None
+        #: The batches the server holds, and their script.
+        self.batches = FakeBatches("batches/batch-", self._batch_answer)
+        self._batch_routes = GeminiBatchRoutes(self.batches, lambda: self.base_url)
 
     @property
     def url(self) -> str:
@@ -395,10 +402,33 @@ class FakeGeminiServer(ScriptedHTTPServer):
         """A Google-shaped 404 naming the path."""
         return Answer.json(error_body(404, f"no route {request.path}"), status=404)
 
+    def clear(self) -> None:
+        """Forget the script, the recorded requests, every batch and file."""
+        super().clear()
+        self.batches.clear()
+        self._batch_routes.clear()
+
+    def _batch_answer(self, custom_id: str, body: Any) -> tuple[int, Any]:
+        """A batch row answered as the same body sent to ``:generateContent`` would be: by
+        ``batches.text`` when set, else by the next scripted step or the default answer."""
+        model = self._batch_routes.models.get(custom_id, "gemini-fake")
+        path = f"/v1beta/models/{model}:generateContent"
+        text_for = self.batches.text
+        if text_for is None:
+            answer = self.answer_unsent(RecordedRequest("POST", path, {}, body, b""))
+            try:
+                return answer.status, json.loads(answer.body)
+            except ValueError:
+                return answer.status, answer.body.decode("utf-8", "replace")
+        usage = _usage(10, 5, None, None)
+        return 200, answer_body(text_for(custom_id, body), model=model, usage=usage)
+
     def route(self, request: RecordedRequest) -> Answer | None:
-        """``:countTokens``, outside the script."""
+        """``:countTokens``, and the Batch Mode and Files routes, outside the script."""
         found = _route(request.path)
-        if request.method != "POST" or found is None or found.group("method") != "countTokens":
+        if found is None or found.group("method") != "countTokens":
+            return self._batch_routes.answer(request)
+        if request.method != "POST":
             return None
         if self.count_tokens_status is not None:
             status = self.count_tokens_status

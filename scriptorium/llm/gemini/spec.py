@@ -21,9 +21,11 @@ from scriptorium.llm.gemini.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
 
 if TYPE_CHECKING:
+    from scriptorium.llm.batches.port import BatchLimits, BatchProvider
     from scriptorium.llm.client import Client
     from scriptorium.llm.media.limits import MediaLimits
     from scriptorium.llm.model import Failure, LLMRequest
+    from scriptorium.llm.retry.policy import RetryHooks
 
 __all__ = ["SPEC"]
 
@@ -42,6 +44,12 @@ def _wire(request: LLMRequest) -> WireView:
 
 def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
     return MEDIA_LIMITS
+
+
+def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
+    from scriptorium.llm.gemini.batches import batches_for
+
+    return batches_for(request, limits, hooks)
 
 
 def _classify(err: BaseException) -> Failure:
@@ -69,6 +77,7 @@ SPEC = ProviderSpec(
     ignored_settings=IGNORED_SETTINGS,
     wire=_wire,
     media=_media,
+    batches=_batches,
     batch_limits=BATCH_LIMITS,
     check_options=_check,
     prices=PRICES,
