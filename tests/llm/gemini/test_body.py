@@ -99,3 +99,14 @@ def test_the_long_context_tier_starts_above_its_threshold() -> None:
     assert long is not None
     assert (base[1].input, long[1].input) == (1_250_000, 2_500_000)
     assert price_of("gemini-2.5-flash-lite-001", 10**6) == price_of("gemini-2.5-flash-lite", 0)
+
+
+def test_the_engine_the_testing_kit_and_the_fake_server_load_no_gemini_sdk() -> None:
+    """Building an Engine, importing the testing kit and naming FakeGeminiServer import neither
+    ``google.genai`` nor ``google.auth``: the SDK loads when a request is sent."""
+    code = (
+        "import sys\nfrom scriptorium import Engine\nimport scriptorium.testing as t\n"
+        "Engine('.')\nt.FakeGeminiServer\n"
+        "assert not [m for m in sys.modules if m.startswith(('google.genai', 'google.auth'))]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
