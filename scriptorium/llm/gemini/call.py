@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm.adapter import SDKCall, key_of
+from scriptorium.llm.adapter import SDKCall, key_of, reply_metadata
 from scriptorium.llm.gemini.api import PRICES, PROVIDER, Place, place_of, price_of
 from scriptorium.llm.gemini.body import build_body, ignored_settings
 from scriptorium.llm.gemini.sdk import access_token
@@ -22,6 +22,7 @@ from scriptorium.llm.streaming import ErrorEvent
 
 __all__ = [
     "FINISH",
+    "REQUEST_ID_HEADER",
     "Answer",
     "Call",
     "call_args",
@@ -41,6 +42,10 @@ FINISH = {
     "PROHIBITED_CONTENT": "refusal",
     "SPII": "refusal",
 }
+
+
+#: The header Google's front ends put a request's id in (a gateway's own is read otherwise).
+REQUEST_ID_HEADER = "x-goog-request-id"
 
 
 @dataclass(frozen=True)
@@ -259,10 +264,17 @@ class Call(SDKCall[Answer]):
         )
         return self.read(reply.body, reply.headers)
 
-    def read(self, content: bytes | str, headers: Any) -> Answer:
-        """A 200's body read (inside the attempt, so an invalid one fails through the retry
-        loop like any failure)."""
-        return read_answer(content)
+    def read(self, content: Any, headers: Any) -> Answer:
+        """A 200's body (bytes, text or parsed JSON) read, inside the attempt, so an invalid one
+        fails through the retry loop like any failure; a gateway's request id or cost from the
+        headers goes in the metadata, as for every adapter."""
+        answer = read_answer(content)
+        reply = reply_metadata(headers, REQUEST_ID_HEADER)
+        if reply.get("request_id"):
+            answer.metadata.update(reply)
+        elif "gateway_cost" in reply:
+            answer.metadata["gateway_cost"] = reply["gateway_cost"]
+        return answer
 
     def response(self, result: Answer, attempts: int, elapsed_s: float) -> LLMResponse:
         """The ``LLMResponse`` of an answer read."""

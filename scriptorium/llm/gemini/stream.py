@@ -170,7 +170,7 @@ class Source:
         return Fold()
 
     def folded(self, fold: Fold, headers: Mapping[str, str]) -> Answer:
-        return read_answer(fold.body())
+        return self.call.read(fold.body(), headers)
 
     def read_body(self, content: bytes, headers: Mapping[str, str]) -> Answer:
         """A 200 that is no event stream: a whole answer (a JSON array of chunks, as the API
@@ -185,8 +185,8 @@ class Source:
                 fold.add(None, json.dumps(item))
             if not fold.complete:
                 return read_answer(b"[]")
-            return read_answer(fold.body())
-        return read_answer(content)
+            return self.call.read(fold.body(), headers)
+        return self.call.read(content, headers)
 
     def response(self, result: Answer, attempts: int, elapsed_s: float) -> Any:
         return self.call.response(result, attempts, elapsed_s)

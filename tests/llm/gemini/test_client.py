@@ -140,6 +140,21 @@ def test_system_becomes_system_instruction_and_roles_become_user_and_model(
     assert response.metadata["response_id"].startswith("resp-fake-")
 
 
+def test_a_gateway_request_id_and_cost_are_kept(
+    server: FakeGeminiServer, client: GeminiClient
+) -> None:
+    """Through a gateway, its request id and reported cost go in the metadata, as for every
+    adapter (Google's own ``x-goog-request-id`` first)."""
+    server.reply(
+        "via gateway", headers={"x-litellm-call-id": "call-7", "x-litellm-response-cost": "0.5"}
+    )
+    response = client.generate(make_request(server))
+    assert response.metadata["request_id"] == "call-7"
+    assert response.metadata["gateway_cost"] == {"header": "x-litellm-response-cost", "usd": 0.5}
+    server.reply("direct", headers={"x-goog-request-id": "goog-1"})
+    assert client.generate(make_request(server)).metadata["request_id"] == "goog-1"
+
+
 def test_media_parts_are_inline_data(server: FakeGeminiServer, client: GeminiClient) -> None:
     """An image or a PDF goes as an ``inlineData`` part: its media type and base64 bytes."""
     data = b"%PDF-1.4 fake"

@@ -111,3 +111,20 @@ def test_count_tokens_asks_the_api(root: Path, server: FakeGeminiServer) -> None
     server.count_tokens = 77
     counted = Engine(root).count_tokens(RunRequest(prompt_id="hello"))
     assert (counted.input_tokens, counted.estimated, counted.provider) == (77, False, "gemini")
+
+
+def test_check_reports_bad_gemini_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "prompts" / "a.prompt.md").write_text("---\nprofile: v\n---\nhi\n", "utf-8")
+    (tmp_path / "profiles" / "v.yaml").write_text(
+        "provider: gemini\nmodel: gemini-2.5-flash\n"
+        "options: {vertexai: true, location: eu, colour: red}\n",
+        "utf-8",
+    )
+    assert main(["check", "--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "options.colour is not a gemini option" in out
+    assert "options.vertexai needs options.project" in out
