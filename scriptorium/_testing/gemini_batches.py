@@ -172,8 +172,12 @@ class GeminiBatchRoutes:
     def _operation(self, batch: FakeBatch) -> dict[str, Any]:
         operation: dict[str, Any] = {"name": batch.id, "metadata": self._view(batch)}
         if batch.ended:
+            # The SDK reads the output from the batch (``metadata.output``); the operation's
+            # ``response`` carries it too.
+            output = self._output(batch)
+            operation["metadata"]["output"] = output
             operation["done"] = True
-            operation["response"] = self._output(batch)
+            operation["response"] = output
         return operation
 
     def _output(self, batch: FakeBatch) -> dict[str, Any]:
