@@ -164,12 +164,7 @@ def test_verify_reports_a_broken_setup(harness: Harness) -> None:
         assert harness.requests_made() == 1
 
 
-@adapters(
-    xfail={
-        "replay": "not yet in an issue: recording an answer that holds a lone surrogate fails "
-        "(the cassette line cannot be encoded as UTF-8), so the run fails instead",
-    }
-)
+@adapters()
 def test_lone_surrogates_in_an_answer_become_replacement_characters(
     harness: Harness, make_runner: RunnerFactory
 ) -> None:

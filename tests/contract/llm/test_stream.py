@@ -26,12 +26,6 @@ from tests.contract.llm.harnesses import SAY, Harness, adapters, runner_over
 
 TEXT = "The stream brings the answer in pieces, in order."
 
-#: What the replay adapter does not do yet.
-RECORDING_SURROGATES = (
-    "not yet in an issue: recording an answer that holds a lone surrogate fails (the cassette "
-    "line cannot be encoded as UTF-8), so the run fails instead"
-)
-
 
 def split(items: list[StreamItem]) -> tuple[list[str], LLMResponse]:
     """The text pieces and the closing response of a complete stream."""
@@ -135,7 +129,7 @@ def test_an_empty_event_stream_is_a_connection_failure(harness: Harness) -> None
     assert err.partial_text == ""
 
 
-@adapters(xfail={"replay": RECORDING_SURROGATES})
+@adapters()
 def test_lone_surrogates_in_stream_deltas_become_replacement_characters(
     harness: Harness, make_runner: RunnerFactory
 ) -> None:
