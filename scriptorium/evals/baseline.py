@@ -95,6 +95,7 @@ def compare(report: TestReport, baseline: TestReport, *, source: str | None = No
     )
     return build_report(
         groups,
+        started_at=report.started_at,
         duration_ms=report.duration_ms,
         cassettes=report.cassettes,
         provider_batch=report.provider_batch,

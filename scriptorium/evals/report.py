@@ -4,6 +4,7 @@ and what ``--baseline`` reads back."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -219,6 +220,8 @@ class TestReport(BaseModel):
     judge_errors: int = Field(default=0, ge=0)
     cost_micro: int = Field(default=0, ge=0)
     judge_cost_micro: int = Field(default=0, ge=0)
+    #: When the run started (UTC) and how long it took.
+    started_at: datetime | None = None
     duration_ms: float = Field(default=0.0, ge=0)
     #: ``record`` or ``replay`` when cassette profiles were switched for the run.
     cassettes: Literal["record", "replay"] | None = None

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from scriptorium.errors import (
@@ -277,13 +278,14 @@ class Suite:
         """Plan, run the cases, run the judges, and report (see the module docstring)."""
         if concurrency < 1:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
-        started = time.monotonic()
+        started_at, started = datetime.now(UTC), time.monotonic()
         runs = self.plan(prompts, profiles, repeat, cases=cases)
         tally = _Tally(len(runs), on_progress)
         self._run_cases(runs, concurrency, tally)
         self._run_judges(runs, concurrency, tally)
         return build_report(
             _groups(runs),
+            started_at=started_at,
             duration_ms=(time.monotonic() - started) * 1000.0,
             provider_batch=self._run_batch is not None,
         )
