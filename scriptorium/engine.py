@@ -334,7 +334,7 @@ class Engine:
             )
 
     def check(self) -> list[Problem]:
-        """Every problem in the project's prompts, profiles, templates and schemas."""
+        """Every problem in the project's prompts, profiles, templates, schemas and tests files."""
         from scriptorium.check.project import check_project
 
         return check_project(self.project_view())
@@ -433,6 +433,7 @@ class Engine:
         validator, the template helpers, the providers, and which provider names a profile may
         use (every one the router serves; not restricted when a client was injected)."""
         from scriptorium.check.view import ProjectView, TemplateHelpers
+        from scriptorium.evals.files import TestFiles
         from scriptorium.prompt.jinja import (
             check_syntax,
             template_artifact_fields,
@@ -456,6 +457,7 @@ class Engine:
             ),
             providers=self.providers,
             known_providers=None if router is None else router.providers,
+            tests=TestFiles(self.prompts.root),
         )
 
     def _router(self) -> Router | None:

@@ -105,7 +105,7 @@ class TestFiles:
             ) from err
         except FormatProblem as err:
             raise PromptLoadError(
-                f"tests file {relative} is {err}",
+                f"tests file prompts/{relative} is {err}",
                 prompt_id=prompt_id,
                 path=relative,
                 reason="invalid",
@@ -148,7 +148,7 @@ def case_artifacts(
         except (ValueError, FileProblem) as err:
             reason = "not_found" if isinstance(err, FileProblem) and err.kind == "missing" else None
             raise ArtifactLoadError(
-                f"tests file {tests.source}, case {case.name!r}: artifact {name!r}: {err}",
+                f"tests file prompts/{tests.source}, case {case.name!r}: artifact {name!r}: {err}",
                 prompt_id=tests.prompt_id,
                 artifact=name,
                 path=tests.source,

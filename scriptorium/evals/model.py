@@ -166,7 +166,15 @@ class TestsFile(BaseModel):
     profile: str | None = Field(default=None, pattern=_PROFILE)
     #: Runs per case; the statistics are over repeats.
     repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
-    cases: tuple[Case, ...] = Field(min_length=1)
+    cases: tuple[Case, ...]
+
+    @field_validator("cases")
+    @classmethod
+    def _some(cls, value: tuple[Case, ...]) -> tuple[Case, ...]:
+        # Not min_length: pydantic would report it too when a case is invalid, which misleads.
+        if not value:
+            raise ValueError("a tests file needs at least one case")
+        return value
 
     @model_validator(mode="after")
     def _unique_names(self) -> TestsFile:
