@@ -245,7 +245,9 @@ def _case_lines(case: CaseReport) -> list[str]:
         return lines
     for outcome in case.outcomes:
         for failure in outcome.failures:
-            lines.append(f"        repeat {outcome.repeat}: {failure.expectation}: {failure.message}")
+            lines.append(
+                f"        repeat {outcome.repeat}: {failure.expectation}: {failure.message}"
+            )
             if failure.expected is not None:
                 lines.append(f"          expected: {_shown(failure.expected)}")
             if failure.seen is not None:

@@ -116,7 +116,9 @@ def check_result(expect: Expect, result: RunResult) -> list[ExpectationFailure]:
     failures.extend(_value_failures(expect, result))
     for needle in expect.contains or ():
         if needle not in text:
-            failures.append(_text_failure("contains", needle, text, "the output does not contain it"))
+            failures.append(
+                _text_failure("contains", needle, text, "the output does not contain it")
+            )
     for needle in expect.not_contains or ():
         if needle in text:
             failures.append(_text_failure("not_contains", needle, text, "the output contains it"))
@@ -200,7 +202,9 @@ def _value_failures(expect: Expect, result: RunResult) -> list[ExpectationFailur
 
 
 def _text_failure(name: str, expected: str, text: str, why: str) -> ExpectationFailure:
-    return ExpectationFailure(expectation=name, expected=expected, seen=shown_text(text), message=why)
+    return ExpectationFailure(
+        expectation=name, expected=expected, seen=shown_text(text), message=why
+    )
 
 
 def _validity(valid: bool, issues: list[str]) -> str:

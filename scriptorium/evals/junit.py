@@ -89,9 +89,7 @@ def _testcase(parent: ET.Element, case: CaseReport) -> None:
         )
         failure.text = _details(case, judge_errors=False)
     if case.status == "error":
-        error = ET.SubElement(
-            element, "error", {"message": _summary(case), "type": "judge_error"}
-        )
+        error = ET.SubElement(element, "error", {"message": _summary(case), "type": "judge_error"})
         error.text = _details(case, judge_errors=True)
     out = ET.SubElement(element, "system-out")
     out.text = (

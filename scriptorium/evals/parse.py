@@ -25,7 +25,10 @@ def parse_tests(text: str, *, prompt_id: str, source: str) -> TestsFile:
 
     def invalid(why: str) -> PromptLoadError:
         return PromptLoadError(
-            f"tests file prompts/{source}: {why}", prompt_id=prompt_id, path=source, reason="invalid"
+            f"tests file prompts/{source}: {why}",
+            prompt_id=prompt_id,
+            path=source,
+            reason="invalid",
         )
 
     try:

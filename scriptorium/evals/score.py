@@ -126,4 +126,3 @@ def build_report(groups: Sequence[GroupReport], **fields: object) -> TestReport:
             **fields,
         }
     )
-

@@ -337,7 +337,8 @@ class Suite:
         requests = []
         for run in judged:
             spec = run.case.expect.judge
-            assert spec is not None and run.result is not None  # selected above
+            assert spec is not None
+            assert run.result is not None
             requests.append(judge_request(spec, run.result, run.case.inputs))
 
         def on_outcome(index: int, outcome: RunResult | ScriptoriumError) -> None:
