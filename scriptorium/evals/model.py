@@ -99,6 +99,7 @@ class Expect(BaseModel):
     def _safe(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
         for pattern in value or ():
             try:
+                re.compile(pattern)  # compiling alone is safe; matching is what can hang
                 check(pattern)
             except UnsafePattern as err:
                 raise ValueError(f"the pattern {err}") from None
