@@ -63,8 +63,8 @@ def test_a_failing_case_exits_1_showing_what_failed(
     out, err = capsys.readouterr()
     assert "FAIL  wrong person  0/1 (needs 100%)" in out
     assert "repeat 1: pointer /name: the value at /name is not the expected one" in out
-    assert 'expected: Grace Hopper' in out
-    assert 'seen:     Ada Lovelace' in out
+    assert "expected: Grace Hopper" in out
+    assert "seen:     Ada Lovelace" in out
     assert err.strip() == "scriptorium: test_failed: 1 of 1 cases did not meet their pass rate"
 
 

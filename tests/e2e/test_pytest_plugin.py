@@ -94,6 +94,7 @@ def test_a_broken_tests_file_is_a_collection_error(tmp_path: Path) -> None:
     write_tests(root, "note", "cases: [{name: a, expect: {bogus: 1}}]")
     done = _pytest(root, "--scriptorium", "-p", "scriptorium.evals.pytest_plugin")
     assert done.returncode != 0
-    assert "prompt_load: tests file prompts/note.tests.yaml: cases[0].expect.bogus: unknown key" in (
-        done.stdout
+    assert (
+        "prompt_load: tests file prompts/note.tests.yaml: cases[0].expect.bogus: unknown key"
+        in (done.stdout)
     )

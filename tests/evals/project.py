@@ -41,8 +41,12 @@ inputs:
 Write a note about {{ topic }}.
 """
 
-GOOD = {"name": "Ada Lovelace", "email": "ada@example.com", "tags": ["math", "engines"]}
-BAD = {"name": "Charles", "email": None, "tags": []}
+GOOD: dict[str, Any] = {
+    "name": "Ada Lovelace",
+    "email": "ada@example.com",
+    "tags": ["math", "engines"],
+}
+BAD: dict[str, Any] = {"name": "Charles", "email": None, "tags": []}
 
 
 def fake(*responses: str, model: str = "offline") -> str:

@@ -20,7 +20,7 @@ def test_every_bundled_prompt_has_tests_that_pass_offline() -> None:
     assert report.ok, [c.outcomes for c in report.all_cases() if c.status != "passed"]
     assert {g.prompt for g in report.groups} == set(prompts)
     assert report.cost_micro == 0
-    kinds = set()
+    kinds: set[str] = set()
     for prompt_id in prompts:
         for case in engine.project_view().tests.get(prompt_id).cases:  # type: ignore[union-attr]
             kinds |= case.expect.model_fields_set

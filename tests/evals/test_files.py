@@ -46,7 +46,9 @@ def _parse(text: str) -> object:
     ],
 )
 def test_an_invalid_tests_file_is_refused_naming_where(text: str, why: str) -> None:
-    with pytest.raises(PromptLoadError, match="tests file prompts/extract/contact.tests.yaml") as err:
+    with pytest.raises(
+        PromptLoadError, match=r"tests file prompts/extract/contact\.tests\.yaml"
+    ) as err:
         _parse(text)
     assert why in err.value.message
     assert err.value.reason == "invalid"
@@ -99,7 +101,7 @@ def test_artifact_paths_are_relative_to_the_tests_file_and_stay_in_the_project(
     assert artifact_path(tests, "../../docs/a.txt") == "docs/a.txt"
     assert artifact_path(tests, "sample.txt") == "prompts/extract/sample.txt"
     for bad in ("/etc/passwd", "../../../x", "C:/x"):
-        with pytest.raises(ValueError, match="outside|absolute"):
+        with pytest.raises(ValueError, match=r"outside|absolute"):
             artifact_path(tests, bad)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_text("Ada", "utf-8")
@@ -114,7 +116,9 @@ def test_artifact_paths_are_relative_to_the_tests_file_and_stay_in_the_project(
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 

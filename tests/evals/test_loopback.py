@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from scriptorium import Engine
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium.errors import InvalidRequestError
-from scriptorium.evals import TestReport
+from scriptorium.evals import CaseReport, TestReport
 from tests.evals.project import GOOD, make_project, verdict, write_tests
 
 KEY_ENV = "EVALS_TEST_KEY"
@@ -75,7 +76,7 @@ def project(
     grader.clear()
 
 
-def _only_case(report: TestReport) -> object:
+def _only_case(report: TestReport) -> CaseReport:
     (case,) = report.all_cases()
     return case
 
@@ -140,14 +141,14 @@ def test_record_then_replay_needs_no_key_and_sends_nothing(
     assert len(model.requests) == 1
     cassette = project / "cassettes" / "contact.jsonl"
     assert len(cassette.read_text("utf-8").splitlines()) == 1
-    assert _only_case(recorded).outcomes[0].cost_micro == CALL_MICRO  # type: ignore[attr-defined]
+    assert _only_case(recorded).outcomes[0].cost_micro == CALL_MICRO
 
     replayed = Engine(project, env={}).test(profiles=["taped"], cassettes="replay")
     assert replayed.ok, replayed.all_cases()[0].outcomes
     assert len(model.requests) == 1  # nothing was sent
     (case,) = replayed.all_cases()
     assert case.cost_micro == 0  # nothing was spent
-    assert case.outcomes[0].request_hash == _only_case(recorded).outcomes[0].request_hash  # type: ignore[attr-defined]
+    assert case.outcomes[0].request_hash == _only_case(recorded).outcomes[0].request_hash
 
 
 def test_a_replay_miss_is_a_failed_repeat(project: Path) -> None:
@@ -161,10 +162,11 @@ def test_a_replay_miss_is_a_failed_repeat(project: Path) -> None:
 
 
 def test_record_and_replay_refuse_a_live_profile_without_a_cassette(project: Path) -> None:
-    for mode in ("record", "replay"):
+    modes: tuple[Literal["record", "replay"], ...] = ("record", "replay")
+    for mode in modes:
         # The judge's profile is live too: the first one found is named.
         with pytest.raises(InvalidRequestError, match=f"--{mode}: profile 'grader'.*no cassette"):
-            Engine(project, env=ENV).test(profiles=["live"], cassettes=mode)  # type: ignore[arg-type]
+            Engine(project, env=ENV).test(profiles=["live"], cassettes=mode)
 
 
 def test_cases_go_through_a_provider_batch_at_the_batch_rate(

@@ -112,9 +112,7 @@ def test_percentile_edges() -> None:
 
 
 @given(st.integers(min_value=1, max_value=200), st.data())
-def test_a_regression_is_a_new_upper_bound_below_the_old_rate(
-    n: int, data: st.DataObject
-) -> None:
+def test_a_regression_is_a_new_upper_bound_below_the_old_rate(n: int, data: st.DataObject) -> None:
     k = data.draw(st.integers(min_value=0, max_value=n))
     old = data.draw(st.floats(min_value=0, max_value=1))
     _, high = _wilson_by_roots(k, n)

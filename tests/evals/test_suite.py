@@ -12,6 +12,7 @@ import pytest
 from scriptorium import Engine
 from scriptorium.errors import InvalidRequestError, ProfileLoadError, PromptLoadError
 from scriptorium.evals import CaseReport, GroupReport, TestReport
+from scriptorium.evals.suite import Progress
 from tests.evals.project import make_project, write_tests
 
 EVERY_KIND = """
@@ -138,7 +139,9 @@ def test_value_expectations_on_a_text_prompt_fail_saying_there_is_no_parsed_valu
 
 
 def test_profiles_run_side_by_side_as_a_matrix(tmp_path: Path) -> None:
-    report = Engine(_project(tmp_path)).test(["contact"], ["good", "bad"], cases=["everything holds"])
+    report = Engine(_project(tmp_path)).test(
+        ["contact"], ["good", "bad"], cases=["everything holds"]
+    )
     assert [(g.prompt, g.profile) for g in report.groups] == [
         ("contact", "good"),
         ("contact", "bad"),
@@ -327,7 +330,9 @@ def test_the_suite_refuses_what_it_cannot_run_before_spending(tmp_path: Path) ->
     root = make_project(tmp_path / "project")
     with pytest.raises(InvalidRequestError, match="no tests files"):
         Engine(root).test()
-    write_tests(root, "contact", "cases: [{name: a, expect: {judge: {profile: nosuch, rubric: r}}}]")
+    write_tests(
+        root, "contact", "cases: [{name: a, expect: {judge: {profile: nosuch, rubric: r}}}]"
+    )
     with pytest.raises(ProfileLoadError):
         Engine(root).test()
     with pytest.raises(PromptLoadError, match="tests of prompt 'note'"):
@@ -339,7 +344,7 @@ def test_the_suite_refuses_what_it_cannot_run_before_spending(tmp_path: Path) ->
 
 
 def test_progress_is_reported_as_runs_finish(tmp_path: Path) -> None:
-    seen = []
+    seen: list[Progress] = []
     Engine(_project(tmp_path)).test(on_progress=seen.append, repeat=2)
     cases = [p for p in seen if p.phase == "cases"]
     judges = [p for p in seen if p.phase == "judges"]
