@@ -75,11 +75,6 @@ class TestFiles:
                     found.append(prompt_id)
         return sorted(found)
 
-    def exists(self, prompt_id: str) -> bool:
-        """Whether ``prompt_id`` has a tests file inside ``prompts/``."""
-        check_prompt_id(prompt_id)
-        return self._dir.resolves_inside(prompt_id + SUFFIX)
-
     def get(self, prompt_id: str) -> TestsFile:
         """The tests of ``prompt_id``: ``PromptLoadError`` (``path`` the tests file) when the file
         is missing, outside ``prompts/``, too large, not UTF-8 or invalid."""

@@ -244,24 +244,35 @@ class Suite:
                         runs.append(_Run(tests, case, profile, number))
         for name in sorted(used):
             self._profiles.get(name)
+        built: dict[tuple[str, str, str], RunRequest | ScriptoriumError] = {}
         for run in runs:
-            self._prepare_request(run)
+            key = run.key
+            if key not in built:
+                built[key] = self._request(run)
+            found = built[key]
+            if isinstance(found, ScriptoriumError):
+                run.error = found
+            else:
+                # One object per run: outcomes are told apart by the request object.
+                run.request = found.model_copy()
         return runs
 
-    def _prepare_request(self, run: _Run) -> None:
+    def _request(self, run: _Run) -> RunRequest | ScriptoriumError:
+        """The request of a case on a profile (its artifacts read once for every repeat), or why
+        there is none."""
         from scriptorium.usecase.model import RunRequest
 
         try:
             artifacts = self._artifacts(run.tests, run.case)
             with translate(InvalidRequestError, f"case {run.case.name!r}", field="inputs"):
-                run.request = RunRequest(
+                return RunRequest(
                     prompt_id=run.tests.prompt_id,
                     profile=run.profile,
                     inputs=run.case.inputs,
                     artifacts=artifacts,
                 )
         except ScriptoriumError as err:
-            run.error = err
+            return err
 
     # -- running -------------------------------------------------------------------------------
 

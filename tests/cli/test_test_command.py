@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
+from scriptorium._testing.anthropic_server import FakeAnthropicServer
 from scriptorium.cli import main
 from scriptorium.cli.test import ProgressLine
 from scriptorium.evals import TestReport
 from scriptorium.evals.suite import Progress
-from tests.evals.project import make_project, write_tests
+from tests.evals.project import GOOD, make_project, write_tests
 
 PASSING = """
 cases:
@@ -158,3 +159,20 @@ def test_the_progress_line_estimates_the_time_left() -> None:
     assert "0/5 judged" in stream.getvalue()
     line.end()
     assert stream.getvalue().endswith("\n")
+
+
+def test_provider_batch_sends_the_cases_through_the_batch_api(
+    root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeAnthropicServer(default_text=json.dumps(GOOD)) as server:
+        (root / "profiles" / "live.yaml").write_text(
+            f"provider: anthropic\nmodel: claude-haiku-4-5\nendpoint: {server.url}\n"
+            "api_key_env: EVALS_CLI_KEY\n",
+            "utf-8",
+        )
+        monkeypatch.setenv("EVALS_CLI_KEY", "sk-evals-cli-test-key")
+        write_tests(root, "contact", PASSING)
+        assert main(["test", "-p", "live", "--provider-batch", "--poll-s", "0.01"]) == 0
+        out, _ = capsys.readouterr()
+        assert "through provider batches" in out
+        assert len(server.batches.created) == 1
