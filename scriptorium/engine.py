@@ -398,6 +398,7 @@ class Engine:
             profiles=twin.profiles,
             run_many=many,
             run_batch=batch if provider_batch else None,
+            prepare=twin.prepare,
             default_profile=self.default_profile,
         )
         report = suite.run(

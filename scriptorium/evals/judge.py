@@ -77,12 +77,12 @@ class JudgePrompts:
         return self._inner.list()
 
 
-def judge_request(spec: JudgeSpec, result: RunResult, inputs: dict[str, Any]) -> RunRequest:
+def judge_request(spec: JudgeSpec, output: str, inputs: dict[str, Any]) -> RunRequest:
     """The judge's run for one output: the rubric, the output text and (when the case had any)
     the case's inputs as JSON, on the judge's profile."""
     from scriptorium.usecase.model import RunRequest
 
-    judge_inputs: dict[str, Any] = {"rubric": spec.rubric, "output": result.output.text}
+    judge_inputs: dict[str, Any] = {"rubric": spec.rubric, "output": output}
     if inputs:
         judge_inputs["context"] = canonical_json(inputs).decode("utf-8")
     return RunRequest(prompt_id=JUDGE_PROMPT_ID, profile=spec.profile, inputs=judge_inputs)

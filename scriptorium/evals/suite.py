@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from scriptorium.errors import (
+    APIKeyEnvMissingError,
+    APIKeyRequiredError,
     InvalidRequestError,
     ProfileRequiredError,
     ScriptoriumError,
@@ -182,9 +184,11 @@ class Suite:
         profiles: ProfileRepository,
         run_many: RunMany,
         run_batch: RunBatch | None = None,
+        prepare: Callable[[RunRequest], object] | None = None,
         default_profile: str | None = None,
     ) -> None:
         self._tests = tests
+        self._prepare = prepare
         self._artifacts = artifacts
         self._prompts = prompts
         self._profiles = profiles
@@ -255,7 +259,28 @@ class Suite:
             else:
                 # One object per run: outcomes are told apart by the request object.
                 run.request = found.model_copy()
+        self._check_keys(runs)
         return runs
+
+    def _check_keys(self, runs: list[_Run]) -> None:
+        """Prepare one run per profile (and one judge run per judge profile): a key variable that
+        is unset stops the suite now, once, rather than failing every case."""
+        if self._prepare is None:
+            return
+        probes: dict[str, RunRequest] = {}
+        for run in runs:
+            if run.request is not None:
+                probes.setdefault(run.profile, run.request)
+            spec = run.case.expect.judge
+            if spec is not None:
+                probes.setdefault(spec.profile, judge_request(spec, "", {}))
+        for request in probes.values():
+            try:
+                self._prepare(request)
+            except (APIKeyEnvMissingError, APIKeyRequiredError):
+                raise
+            except ScriptoriumError:
+                continue  # the case's own failure, reported with it
 
     def _request(self, run: _Run) -> RunRequest | ScriptoriumError:
         """The request of a case on a profile (its artifacts read once for every repeat), or why
@@ -350,7 +375,7 @@ class Suite:
             spec = run.case.expect.judge
             assert spec is not None
             assert run.result is not None
-            requests.append(judge_request(spec, run.result, run.case.inputs))
+            requests.append(judge_request(spec, run.result.output.text, run.case.inputs))
 
         def on_outcome(index: int, outcome: RunResult | ScriptoriumError) -> None:
             run = judged[index]

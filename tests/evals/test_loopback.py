@@ -13,7 +13,7 @@ import pytest
 
 from scriptorium import Engine
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
-from scriptorium.errors import InvalidRequestError
+from scriptorium.errors import APIKeyEnvMissingError, InvalidRequestError
 from scriptorium.evals import CaseReport, TestReport
 from tests.evals.project import GOOD, make_project, verdict, write_tests
 
@@ -197,3 +197,17 @@ def test_cases_go_through_a_provider_batch_at_the_batch_rate(
     # The judge is an ordinary run.
     assert len(grader.requests) == 1
     assert report.judge_cost_micro == CALL_MICRO
+
+
+def test_an_unset_key_stops_the_suite_before_any_request(
+    project: Path, servers: tuple[FakeAnthropicServer, FakeAnthropicServer]
+) -> None:
+    model, grader = servers
+    with pytest.raises(APIKeyEnvMissingError) as err:
+        Engine(project, env={}).test(profiles=["live"])
+    assert err.value.env_var == KEY_ENV
+    # The judge's profile is checked the same way, even when the cases run offline.
+    with pytest.raises(APIKeyEnvMissingError):
+        Engine(project, env={}).test(profiles=["good"])
+    assert model.requests == []
+    assert grader.requests == []
