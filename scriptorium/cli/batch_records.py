@@ -14,7 +14,7 @@ from scriptorium._journal import jsonl_file_lines, jsonl_lines, load_json
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_base, artifact_ref, build_request, read_inputs
 from scriptorium.cli.inputs import typed_inputs
-from scriptorium.cli.output import Reporter
+from scriptorium.cli.output import Reporter, usd
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 from scriptorium.hashing import REQUEST_HASH_VERSION
 
@@ -307,11 +307,6 @@ class Totals:
 def _count(usage: dict[str, Any], name: str) -> int:
     value = usage.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def usd(cost_micro: int) -> str:
-    """Micro-USD as dollars for people (``$0.001234``)."""
-    return f"${cost_micro / 1_000_000:.6f}"
 
 
 def report(

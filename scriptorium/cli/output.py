@@ -206,3 +206,18 @@ def format_token_count(count: TokenCount) -> str:
     if count.reason:
         how += f": {count.reason}"
     return f"tokens     {count.input_tokens} input ({how})"
+
+
+def usd(cost_micro: int) -> str:
+    """Micro-USD as dollars for people (``$0.001234``)."""
+    return f"${cost_micro / 1_000_000:.6f}"
+
+
+def duration(seconds: float) -> str:
+    """A span of time for a progress line: ``42s``, ``3m07s``, ``2h05m``."""
+    whole = int(seconds + 0.5)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"

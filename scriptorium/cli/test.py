@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
+from scriptorium.cli.output import duration, usd
 from scriptorium.errors import InvalidRequestError, translate
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ class ProgressLine:
         left = progress.total - progress.done
         eta = ""
         if progress.done and left > 0:
-            eta = f", ETA {_duration(left * elapsed / progress.done)}"
+            eta = f", ETA {duration(left * elapsed / progress.done)}"
         what = "runs" if progress.phase == "cases" else "judged"
         self.stream.write(
             f"\rtest: {progress.done}/{progress.total} {what}, {progress.passing} passing, "
@@ -128,23 +129,6 @@ class ProgressLine:
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
-
-
-def usd(cost_micro: int) -> str:
-    """Micro-USD as dollars, as the batch summary writes them."""
-    # Imported here: the parser imports this module, and `scriptorium --help` stays light.
-    from scriptorium.cli.batch_records import usd as dollars
-
-    return dollars(cost_micro)
-
-
-def _duration(seconds: float) -> str:
-    whole = int(seconds + 0.5)
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60:02d}s"
-    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 def cmd_test(args: argparse.Namespace, reporter: Reporter) -> int:
