@@ -12,13 +12,12 @@ import os
 import posixpath
 from pathlib import Path
 
-from scriptorium._files import ConfinedDir, FileProblem, FileSignature, signature
-from scriptorium._loading import FormatProblem, decode_utf8, load_reason
+from scriptorium._files import ConfinedDir, FileProblem, FileSignature
 from scriptorium.artifact.model import ArtifactContent
-from scriptorium.errors import ArtifactLoadError, PromptLoadError
+from scriptorium.errors import ArtifactLoadError
 from scriptorium.evals.model import SUFFIX, Case, TestsFile, TextArtifact
 from scriptorium.evals.parse import parse_tests
-from scriptorium.promptdef.model import is_valid_prompt_id
+from scriptorium.promptdef.files import ids_with_suffix, read_text
 from scriptorium.promptdef.parse import check_prompt_id
 
 __all__ = [
@@ -33,7 +32,6 @@ __all__ = [
 MAX_TESTS_BYTES = 4 << 20
 #: The most one artifact file of a case may hold (the prompt's ``max_bytes`` is checked after).
 MAX_ARTIFACT_BYTES = 64 << 20
-_MAX_DEPTH = 3
 
 
 class TestFiles:
@@ -59,21 +57,9 @@ class TestFiles:
     def list(self) -> list[str]:
         """The id of every prompt with a tests file that resolves inside ``prompts/``, sorted
         (a tests file whose name is not a valid id is left out: ``check`` reports it)."""
-        found: list[str] = []
-        root = self._dir.path
-        if not root.is_dir():
-            return found
-        for folder, dirnames, filenames in os.walk(root):
-            depth = len(Path(folder).relative_to(root).parts)
-            dirnames[:] = [] if depth >= _MAX_DEPTH else sorted(dirnames)
-            for filename in filenames:
-                if not filename.endswith(SUFFIX):
-                    continue
-                relative = (Path(folder) / filename).relative_to(root).as_posix()
-                prompt_id = relative.removesuffix(SUFFIX)
-                if is_valid_prompt_id(prompt_id) and self._dir.resolves_inside(relative):
-                    found.append(prompt_id)
-        return sorted(found)
+        if not self._dir.path.is_dir():
+            return []
+        return ids_with_suffix(self._dir, SUFFIX)
 
     def get(self, prompt_id: str) -> TestsFile:
         """The tests of ``prompt_id``: ``PromptLoadError`` (``path`` the tests file) when the file
@@ -83,30 +69,16 @@ class TestFiles:
         cached = self._cache.get(prompt_id)
         if cached is not None and cached[0] == self._dir.current(relative):
             return cached[1]
-        try:
-            read = self._dir.read(relative, max_bytes=MAX_TESTS_BYTES)
-            text = decode_utf8(read.data)
-        except FileProblem as err:
-            why = (
-                f"not found (looked for {relative} in {os.path.abspath(self._dir.path)})"
-                if err.kind == "missing"
-                else str(err)
-            )
-            raise PromptLoadError(
-                f"tests of prompt {prompt_id!r}: {why}",
-                prompt_id=prompt_id,
-                path=relative,
-                reason=load_reason(err.kind),
-            ) from err
-        except FormatProblem as err:
-            raise PromptLoadError(
-                f"tests file prompts/{relative} is {err}",
-                prompt_id=prompt_id,
-                path=relative,
-                reason="invalid",
-            ) from err
+        text, version = read_text(
+            self._dir,
+            relative,
+            prompt_id=prompt_id,
+            max_bytes=MAX_TESTS_BYTES,
+            subject=f"tests of prompt {prompt_id!r}",
+            invalid=f"tests file prompts/{relative}",
+        )
         tests = parse_tests(text, prompt_id=prompt_id, source=relative)
-        self._cache[prompt_id] = (signature(read.stat), tests)
+        self._cache[prompt_id] = (version, tests)
         return tests
 
 
