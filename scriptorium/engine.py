@@ -297,7 +297,7 @@ class Engine:
         with translate(InvalidRequestError, "invalid model override", field="model"):
             placeholder = placeholder.model_copy(update={"overrides": Overrides(model=model)})
         spec = self.providers.find(loaded.provider)
-        needs_model = spec is not None and spec.needs_key
+        needs_model = spec is not None and spec.needs_model
         target = resolve_endpoint(
             target_for(loaded, placeholder, needs_key=needs_model), loaded, spec, env
         )

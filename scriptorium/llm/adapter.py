@@ -223,10 +223,20 @@ class SDKAdapter:
         )
         return call.response(result, attempts, time.perf_counter() - started)
 
-    def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
-        """A minimal real request (:func:`verify_request`) proving the key, endpoint and model;
-        raises ``LLMGenerateError`` saying which failed."""
-        return self.generate(verify_request(target, api_key, max_tokens=self.verify_max_tokens))
+    def verify(
+        self,
+        target: Target,
+        api_key: SecretStr | str | None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> LLMResponse:
+        """A minimal real request (:func:`verify_request`) proving the key, endpoint and model
+        (through the route the profile's ``options`` choose, such as a cloud platform); raises
+        ``LLMGenerateError`` saying which failed."""
+        request = verify_request(
+            target, api_key, max_tokens=self.verify_max_tokens, options=options
+        )
+        return self.generate(request)
 
     def close(self) -> None:
         """Close the sync SDK clients' connection pools (they are rebuilt if used again)."""

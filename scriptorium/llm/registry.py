@@ -175,6 +175,13 @@ class ProviderSpec:
         (prepare, ``verify``, the kernel), whatever route the options choose."""
         return self.route_for(options).needs_key
 
+    @property
+    def needs_model(self) -> bool:
+        """Whether a profile must name its model: a provider whose own API takes a key serves
+        many models, and needs one named on every route (a cloud platform's too, where no key
+        is read)."""
+        return self.needs_key
+
     def ignored(self, settings: ExecutionSettings) -> tuple[str, ...]:
         """The settings that have a value but that this provider's adapter does not send."""
         return tuple(n for n in self.ignored_settings if getattr(settings, n) is not None)

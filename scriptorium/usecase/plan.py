@@ -227,8 +227,8 @@ def _effective(
     profile: Profile, request: RunRequest, spec: ProviderSpec | None
 ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
     settings, sources = steps.merge_settings(profile, request)
-    needs_key = spec is not None and spec.needs_key
-    return settings, sources, steps.target_for(profile, request, needs_key=needs_key)
+    needs_model = spec is not None and spec.needs_model
+    return settings, sources, steps.target_for(profile, request, needs_key=needs_model)
 
 
 def _contract(
