@@ -168,6 +168,34 @@ def _bedrock(failure: Failure, name: str | None) -> Failure:
     return failure
 
 
+#: Where a cloud platform's credential chain raises from as its SDK class signs a request
+#: (botocore's, google-auth's): no credentials found, expired, refused.
+_CREDENTIAL_MODULES = ("botocore.", "google.auth.")
+#: The libraries a platform's SDK class imports as it signs, and the extra that brings each.
+_PLATFORM_LIBRARIES = {"boto3": "bedrock", "botocore": "bedrock", "google": "vertex"}
+
+
+def _chain_failure(err: BaseException) -> Failure | None:
+    """A cloud platform's credential chain failing (no AWS credentials resolved, Google's default
+    credentials missing or refused) as ``auth``; its library missing as ``provider_unavailable``.
+    None for anything else."""
+    if isinstance(err, ImportError):
+        extra = _PLATFORM_LIBRARIES.get(str(err.name or "").split(".")[0])
+        if extra is None:
+            return None
+        return Failure(
+            "provider_unavailable",
+            False,
+            message=f"{describe(err)}: the {extra} extra is missing: " + install_hint(extra),
+        )
+    chained = type(err).__module__.startswith(_CREDENTIAL_MODULES)
+    # AnthropicBedrock's own words when the AWS chain resolves nothing.
+    unresolved = isinstance(err, RuntimeError) and "AWS credentials" in str(err)
+    if chained or unresolved:
+        return Failure("auth", False, message=f"the platform's credentials: {describe(err)}")
+    return None
+
+
 def _error_event(body: Any, headers: Any) -> Failure:
     body = body if isinstance(body, dict) else {}
     error = body.get("error") if isinstance(body.get("error"), dict) else body
@@ -203,7 +231,7 @@ def classify(err: BaseException) -> Failure:
         return Failure("connection", True, message=detail)
     if isinstance(err, module.APIResponseValidationError):
         return Failure("invalid_response", False, err.status_code, message="response failed checks")
-    broken = transport_failure(err)
+    broken = transport_failure(err) or _chain_failure(err)
     if broken is not None:
         return broken
     if isinstance(err, TypeError | ValueError):  # the SDK refused our parameters before sending

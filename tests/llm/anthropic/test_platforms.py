@@ -526,3 +526,31 @@ def test_the_fakes_encoder_writes_the_published_framing() -> None:
     (message,) = MessageDecoder().feed(encode_message(headers, payload))
     assert message.headers == headers
     assert message.payload == payload
+
+
+# --- a credential chain that finds nothing --------------------------------------------------------
+
+
+def test_vertex_without_a_token_or_default_credentials_is_an_auth_failure(
+    vertex: FakeVertexServer,
+) -> None:
+    # No access token: AnthropicVertex asks google-auth, which finds no credentials file.
+    request = _vertex_request(vertex.url, api_key=None)
+    with AnthropicClient(hooks=HOOKS) as client:
+        err = _failure(client, request)
+    assert err.reason == "auth"
+    assert not err.retryable
+    assert vertex.requests == []
+
+
+def test_bedrock_without_aws_credentials_is_an_auth_failure(
+    bedrock: FakeBedrockServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    # A region no other test uses: the SDK caches one AWS session per region and profile.
+    request = _bedrock_request(bedrock.url, options={"platform": "bedrock", "region": "eu-west-3"})
+    with AnthropicClient(hooks=HOOKS) as client:
+        err = _failure(client, request)
+    assert err.reason == "auth"
+    assert bedrock.requests == []
