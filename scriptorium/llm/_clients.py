@@ -25,8 +25,8 @@ __all__ = ["ClientCache", "key_hash"]
 
 log = logging.getLogger("scriptorium.llm")
 
-#: (where: a base URL or a provider's route, the key's hash).
-Slot = tuple[Hashable, str]
+#: (where: a base URL or a provider's route, any hashable value; the key's hash).
+Slot = tuple[Any, str]
 
 
 def key_hash(key: str) -> str:
