@@ -8,8 +8,8 @@ The request is the Anthropic provider's in every other way (body, strategies, ca
 the reading of the answer, pricing); what differs is where it goes and as whom, and that lives
 here: the options' rules (:func:`option_problems`), the :class:`~scriptorium.llm.registry.Route`
 the registry reports (:func:`route`), the SDK client of a route (:class:`Platform`,
-:func:`platform_client`), and how one body is sent on it (:func:`send`, :func:`open_stream`,
-:func:`count`).
+:func:`platform_client`), and how one body is sent on it (:func:`sending`, :func:`post`,
+:func:`stream_args`; :func:`counts_tokens` says whether it can count).
 
 Credentials are the platform's own chain, read by the SDK when a request is signed: AWS's
 (environment, shared profile files, a role) for Bedrock, with ``aws_profile`` naming a shared
