@@ -303,11 +303,18 @@ class Engine:
         with translate(InvalidRequestError, "invalid model override", field="model"):
             placeholder = placeholder.model_copy(update={"overrides": Overrides(model=model)})
         spec = self.providers.find(loaded.provider)
-        needs_key = spec is not None and spec.needs_key
+        needs_model = spec is not None and spec.needs_model
         target = resolve_endpoint(
-            target_for(loaded, placeholder, needs_key=needs_key), loaded, spec, env
+            target_for(loaded, placeholder, needs_key=needs_model), loaded, spec, env
         )
-        key = credential(loaded, api_key, env, needs_key=needs_key)
+        route = None if spec is None else spec.route_for(loaded.options, loaded.name)
+        key = credential(
+            loaded,
+            api_key,
+            env,
+            needs_key=route is not None and route.needs_key,
+            token_env=None if route is None else route.token_env,
+        )
         client = self.client
         with translate(
             LLMGenerateError,

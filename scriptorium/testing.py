@@ -10,6 +10,10 @@ The in-memory repositories and reader are the same adapters scriptorium's contra
 against the file ones, so they cannot drift from the real thing. ``FakeAnthropicServer`` speaks the
 Messages API on loopback so the real SDK can be tested end to end; it and ``FakeOpenAIServer`` also
 serve the providers' batch endpoints (``server.batches`` scripts how batches run and rows end).
+``FakeBedrockServer``, ``FakeVertexServer`` and ``FakeAzureOpenAIServer`` speak the cloud
+platforms' own routes (Bedrock's invoke and its binary event stream, Vertex's rawPredict, an Azure
+resource's deployments, files and batches) with the same scripting, for the real
+``AnthropicBedrock``, ``AnthropicVertex`` and ``AzureOpenAI`` classes.
 """
 
 from __future__ import annotations
@@ -27,15 +31,21 @@ from scriptorium.llm.streaming import StreamItem, chunked
 
 if TYPE_CHECKING:
     from scriptorium._testing.anthropic_server import FakeAnthropicServer
+    from scriptorium._testing.azure_server import FakeAzureOpenAIServer
+    from scriptorium._testing.bedrock_server import FakeBedrockServer
     from scriptorium._testing.openai_server import FakeOpenAIServer
+    from scriptorium._testing.vertex_server import FakeVertexServer
     from scriptorium.artifact.memory import MemoryReader as MemoryArtifactReader
     from scriptorium.profile.memory import MemoryRepository as MemoryProfileRepository
     from scriptorium.promptdef.memory import MemoryRepository as MemoryPromptRepository
 
 __all__ = [
     "FakeAnthropicServer",
+    "FakeAzureOpenAIServer",
+    "FakeBedrockServer",
     "FakeClient",
     "FakeOpenAIServer",
+    "FakeVertexServer",
     "FixedClock",
     "MemoryArtifactReader",
     "MemoryProfileRepository",
@@ -58,7 +68,10 @@ _lazy = lazy_getattr(
     "scriptorium",
     {
         "FakeAnthropicServer": "_testing.anthropic_server",
+        "FakeAzureOpenAIServer": "_testing.azure_server",
+        "FakeBedrockServer": "_testing.bedrock_server",
         "FakeOpenAIServer": "_testing.openai_server",
+        "FakeVertexServer": "_testing.vertex_server",
     },
 )
 _ALIASES = {

@@ -829,8 +829,11 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
     ),
     "scriptorium.testing": (
         "FakeAnthropicServer",
+        "FakeAzureOpenAIServer",
+        "FakeBedrockServer",
         "FakeClient",
         "FakeOpenAIServer",
+        "FakeVertexServer",
         "FixedClock",
         "MemoryArtifactReader",
         "MemoryProfileRepository",

@@ -98,7 +98,7 @@ def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterato
         yield Problem(file, "profile_invalid", problem)
     for message in spec.option_problems(profile.options, profile.source):
         yield Problem(file, "profile_invalid", message)
-    if spec.needs_key and not profile.model:
+    if spec.needs_model and not profile.model:
         yield Problem(
             file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
         )

@@ -124,6 +124,10 @@ def _endpoint(target: Target) -> str:
     )
 
 
+def _region(target: Target) -> str:
+    return f" (region {target.region})" if target.region else ""
+
+
 def format_prepared(prepared: PreparedRun) -> str:
     """``scriptorium prepare`` without ``--json``: what would be sent, where, how, and every hash."""
     target = prepared.target
@@ -135,6 +139,7 @@ def format_prepared(prepared: PreparedRun) -> str:
         f"provider   {target.provider}",
         f"model      {target.model or '(provider default)'}",
         f"endpoint   {_endpoint(target)}",
+        *([f"platform   {target.platform}" + _region(target)] if target.platform else []),
         f"key        {key}",
         "settings",
     ]

@@ -144,11 +144,17 @@ class Target(BaseModel):
     #: Where ``endpoint`` came from: the profile, an override, or (``env``) the provider SDK's
     #: base-URL variable (``ANTHROPIC_BASE_URL``, ...) for a profile that names none.
     endpoint_source: Literal["profile", "override", "env"] | None = None
+    #: The cloud platform the provider is reached through (``bedrock``, ``vertex``, ``azure``),
+    #: from the profile's ``options``; None for the provider's own API.
+    platform: str | None = None
+    #: The platform's region, where it has one.
+    region: str | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """The target as it counts for ``request_hash``: which provider and model answer. Neither
-        the endpoint (a proxy or a recording server in between changes no answer) nor how the key
-        is found."""
+        the endpoint (a proxy or a recording server in between changes no answer), the platform
+        and region (the same request to the same model by another route is the same request) nor
+        how the key is found."""
         return {"provider": self.provider, "model": self.model}
 
 

@@ -109,12 +109,14 @@ class Planner:
         env = os.environ if self._env is None else self._env
         settings, sources, target = self._effective(profile, request, spec)
         target = steps.resolve_endpoint(target, profile, spec, env, prompt_id=prompt_id)
+        route = None if spec is None else spec.route_for(profile.options, profile.name)
         key = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
             env,
             prompt_id=prompt_id,
-            needs_key=spec is not None and spec.needs_key,
+            needs_key=route is not None and route.needs_key,
+            token_env=None if route is None else route.token_env,
         )
         loaded = steps.load_output_schema(definition, self._validator)
         contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
@@ -225,8 +227,8 @@ def _effective(
     profile: Profile, request: RunRequest, spec: ProviderSpec | None
 ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
     settings, sources = steps.merge_settings(profile, request)
-    needs_key = spec is not None and spec.needs_key
-    return settings, sources, steps.target_for(profile, request, needs_key=needs_key)
+    needs_model = spec is not None and spec.needs_model
+    return settings, sources, steps.target_for(profile, request, needs_key=needs_model)
 
 
 def _contract(

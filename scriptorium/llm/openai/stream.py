@@ -24,7 +24,15 @@ from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.openai.call import Call, Result
 from scriptorium.llm.openai.sdk import classify
 from scriptorium.llm.retry.policy import RetryHooks
-from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
+from scriptorium.llm.streaming import (
+    ErrorEvent,
+    EventReader,
+    StreamItem,
+    adrive,
+    drive,
+    event_json,
+    sse_events,
+)
 
 __all__ = ["DONE", "Fold", "Source", "astream", "stream"]
 
@@ -173,6 +181,9 @@ class Source:
     def fold(self) -> Fold:
         return Fold()
 
+    def events(self, headers: Mapping[str, str]) -> EventReader | None:
+        return sse_events(headers)
+
     def folded(self, fold: Fold, headers: Mapping[str, str]) -> Result:
         return self.call.read(_Raw(fold.body(), headers))
 
@@ -187,7 +198,7 @@ def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iter
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``
     (SDK clients from ``clients``, retries driven by ``hooks``)."""
     call = Call(request)
-    yield from drive(Source(call), clients.sync(call.base_url, call.key), hooks, classify)
+    yield from drive(Source(call), clients.sync(call.slot, call.key), hooks, classify)
 
 
 async def astream(
@@ -195,6 +206,6 @@ async def astream(
 ) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`stream`."""
     call = Call(request)
-    client = await clients.async_(call.base_url, call.key)
+    client = await clients.async_(call.slot, call.key)
     async for item in adrive(Source(call), client, hooks, classify):
         yield item

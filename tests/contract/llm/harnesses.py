@@ -8,6 +8,10 @@ reason (:meth:`Harness.cannot`), so it shows as skipped, never as passed.
 - ``anthropic`` and ``openai``: the adapter through its real SDK against the loopback fake server
   of ``scriptorium.testing``; backoff sleeps are recorded, not slept, and the retry clock moves
   only by them (:class:`RetryClock`).
+- ``bedrock``, ``vertex`` and ``azure``: the same adapters reached through a cloud platform (a
+  profile's ``options.platform``), through ``AnthropicBedrock`` / ``AnthropicVertex`` /
+  ``AzureOpenAI`` against the fakes of those platforms' own routes, with fake credentials (AWS
+  keys in the environment, set by the fixture; an access token or an Azure key as the key).
 - ``fake``: the profile-configured canned responder, built from a profile's ``options``.
 - ``replay``: every operation runs twice, first against a record-mode ``ReplayClient`` over the
   ``anthropic`` harness (which consumes the script and writes the cassette), then against a fresh
@@ -33,7 +37,14 @@ from scriptorium.llm.openai import OpenAIClient
 from scriptorium.llm.replay import ReplayClient
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.prompt.model import Message
-from scriptorium.testing import FakeAnthropicServer, FakeClient, FakeOpenAIServer
+from scriptorium.testing import (
+    FakeAnthropicServer,
+    FakeAzureOpenAIServer,
+    FakeBedrockServer,
+    FakeClient,
+    FakeOpenAIServer,
+    FakeVertexServer,
+)
 from scriptorium.usecase import Runner, RunRequest
 from tests.conftest import RunnerFactory
 
@@ -82,6 +93,8 @@ class Harness:
     #: The provider and model its requests name.
     provider: ClassVar[str]
     model: ClassVar[str]
+    #: The price table's name for ``model``, where they differ (a cloud platform's model id).
+    priced_as: ClassVar[str | None] = None
     #: HTTP requests one answer costs (0: it is answered from a recording).
     requests_per_answer: ClassVar[int] = 1
     #: How an answer is priced: ``table`` (now, from the price table), ``recorded`` (nothing now;
@@ -216,6 +229,11 @@ class Harness:
         """``verify`` of a working setup."""
         self.cannot("verify")
 
+    def verify_as_set_up(self, key: str) -> Any:
+        """The client's ``verify`` of :meth:`target` with ``key``, as the setup is now (through
+        the route a platform harness's options choose)."""
+        return self.client.verify(self.target(), key)
+
 
 # --- the two SDK adapters against their loopback servers ----------------------------------------
 
@@ -246,6 +264,8 @@ class _HTTPHarness(Harness):
     pricing = "table"
     auto_picks = "native"
     path: ClassVar[str]
+    #: Where a streaming request goes, when not to ``path`` (a platform that says it by the path).
+    stream_path: ClassVar[str | None] = None
     #: Parts of a streamed answer from which on it is complete (the terminator and what leads
     #: to it): cutting a stream drops them.
     terminators: ClassVar[tuple[bytes, ...]]
@@ -287,7 +307,7 @@ class _HTTPHarness(Harness):
         shapes, to be sent as they are or cut."""
         helper = type(self.server)()
         script(helper)
-        request = _stream_request(self.path, self.model)
+        request = _stream_request(self.stream_path or self.path, self.model)
         if not stream:
             request = RecordedRequest("POST", self.path, {}, {"model": self.model}, b"")
         return helper.answer_unsent(request)
@@ -460,6 +480,119 @@ class OpenAIHarness(_HTTPHarness):
         return "prompt" if "schema" in str(system.get("content", "")).lower() else "none"
 
 
+# --- the same adapters through the cloud platforms -------------------------------------------------
+
+#: The AWS credentials the Bedrock harness signs with (the standard chain's environment link).
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "AKIAFAKE0CONTRACT0ID",
+    "AWS_SECRET_ACCESS_KEY": "aws-contract-secret-canary",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+class BedrockHarness(AnthropicHarness):
+    name = "bedrock"
+    model = "us.anthropic.claude-sonnet-4-6-v1:0"
+    priced_as = "claude-sonnet-4-6"
+    path = f"/model/{model}/invoke"
+    stream_path = f"/model/{model}/invoke-with-response-stream"
+    options: ClassVar[dict[str, Any]] = {"platform": "bedrock", "region": "us-east-1"}
+    reasons: ClassVar[Mapping[str, str]] = {
+        "count_tokens": "AnthropicBedrock has no token-counting route (runs get the local "
+        "estimate: tests/llm/anthropic/test_platforms.py)"
+    }
+
+    server: FakeBedrockServer
+
+    def request(self, **fields: Any) -> LLMRequest:
+        # Signed with the AWS chain: no key travels.
+        return super().request(**{"api_key": None, "options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "endpoint": self.url,
+            "options": dict(self.options),
+        }
+
+    def provider_count(self, tokens: int) -> bool:
+        self.cannot("count_tokens")
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), None, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), None, options=self.options)
+
+
+class VertexHarness(AnthropicHarness):
+    name = "vertex"
+    model = "claude-sonnet-4-6"
+    path = (
+        f"/v1/projects/contract/locations/us-east5/publishers/anthropic/models/{model}:rawPredict"
+    )
+    stream_path = path.replace(":rawPredict", ":streamRawPredict")
+    options: ClassVar[dict[str, Any]] = {
+        "platform": "vertex",
+        "project": "contract",
+        "region": "us-east5",
+    }
+
+    server: FakeVertexServer
+
+    def request(self, **fields: Any) -> LLMRequest:
+        # The key is the access token options.access_token_env names.
+        return super().request(**{"options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "endpoint": self.url,
+            "options": {**self.options, "access_token_env": KEY_ENV},
+        }
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), key, options=self.options)
+
+
+class AzureHarness(OpenAIHarness):
+    name = "azure"
+    model = "contract-deployment"
+    priced_as = "gpt-4o-mini"
+    path = "/openai/deployments/contract-deployment/chat/completions"
+    options: ClassVar[dict[str, Any]] = {"platform": "azure", "api_version": "2024-10-21"}
+
+    server: FakeAzureOpenAIServer
+
+    def target(self) -> Target:
+        return Target(
+            provider=self.provider, model=self.model, endpoint=self.url, api_key_env=KEY_ENV
+        )
+
+    def request(self, **fields: Any) -> LLMRequest:
+        return super().request(**{"options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {**super().profile(), "options": dict(self.options)}
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), key, options=self.options)
+
+
 # --- the in-process adapters ----------------------------------------------------------------------
 
 _IN_PROCESS = {
@@ -630,7 +763,7 @@ def runner_over(harness: Harness, client: Any, make_runner: RunnerFactory) -> Ru
 # --- which adapters the suite runs over -------------------------------------------------------------
 
 #: Every adapter the contract runs over. A new provider adds its harness here.
-ADAPTERS = ("anthropic", "openai", "fake", "replay", "fake_client")
+ADAPTERS = ("anthropic", "openai", "bedrock", "vertex", "azure", "fake", "replay", "fake_client")
 
 
 def adapters(*, xfail: Mapping[str, str] | None = None) -> pytest.MarkDecorator:

@@ -97,7 +97,7 @@ def test_cost_comes_from_the_price_table(harness: Harness) -> None:
         harness.cannot("pricing")
     harness.answer("Hello", input_tokens=1200, output_tokens=345)
     response = harness.run(lambda client: client.generate(harness.request()))
-    expected = _table_cost(harness.model, 1200, 345)
+    expected = _table_cost(harness.priced_as or harness.model, 1200, 345)
     assert expected > 0
     if harness.pricing == "table":
         assert response.usage.cost_micro == expected
@@ -157,7 +157,7 @@ def test_verify_reports_a_broken_setup(harness: Harness) -> None:
     """``verify`` of a broken setup fails with the reason, at once (a bad key is not retried)."""
     reason = harness.break_verify()
     with pytest.raises(LLMGenerateError) as caught:
-        harness.client.verify(harness.target(), KEY)
+        harness.verify_as_set_up(KEY)
     assert caught.value.reason == reason
     if harness.requests_to_verify:
         assert caught.value.attempts == 1
