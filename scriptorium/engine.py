@@ -62,6 +62,8 @@ class Engine:
         providers: Iterable[ProviderSpec] = (),
     ) -> None:
         from scriptorium.artifact.files import FileReader
+        from scriptorium.limits.cooldown import LocalCooldowns
+        from scriptorium.limits.hooks import RowCooldowns
         from scriptorium.llm.client import Client
         from scriptorium.profile.files import FileRepository as ProfileFiles
         from scriptorium.prompt.jinja import JinjaRenderer
@@ -119,6 +121,9 @@ class Engine:
             observer=observer,
             providers=self.providers,
             known_providers_only=routed,
+            # Fallback chains skip a busy profile for every run of this engine, and for every
+            # worker of a batch job while one of its rows runs (the job's limiter holds its own).
+            cooldowns=RowCooldowns(LocalCooldowns()),
         )
 
     def __repr__(self) -> str:
