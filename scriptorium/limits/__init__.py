@@ -23,7 +23,7 @@ from scriptorium._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from scriptorium.limits.budget import DEFAULT_WINDOW_S, Estimate, RateBudget
-    from scriptorium.limits.cooldown import CooldownTable, Cooldowns, LocalCooldowns
+    from scriptorium.limits.cooldown import Cooldowns, CooldownTable, LocalCooldowns
     from scriptorium.limits.estimates import estimate, real_usage
     from scriptorium.limits.hooks import Gate, RowCooldowns, guarded, rate_limit_hooks
     from scriptorium.limits.limiter import Limiter, Stopped

@@ -169,7 +169,14 @@ class RateLimits(BaseModel):
 
 #: The reasons that move a run to the next profile of its chain when ``fallback_on`` is not given:
 #: failures another provider (or the same one, later) may well not have.
-DEFAULT_FALLBACK_ON = ("rate_limited", "overloaded", "server_error", "connection", "timeout", "quota")
+DEFAULT_FALLBACK_ON = (
+    "rate_limited",
+    "overloaded",
+    "server_error",
+    "connection",
+    "timeout",
+    "quota",
+)
 #: Every reason ``fallback_on`` may list: the defaults, a prompt too long for this model
 #: (``context_window``), an answer that is not one (``invalid_response``), a model this endpoint
 #: does not serve (``not_found``), and an output still invalid after this profile's repairs

@@ -514,6 +514,7 @@ def _left(plan: Plan, code: str, reason: str, message: str, attempts: int) -> Fa
 def _cooling(profile: str, wait: float, plan: Plan | None) -> FallbackRecord:
     """The record of a profile skipped while it cools down (``plan``: when it was prepared)."""
     message = f"skipped: cooling down for {wait:.1f} s more after the provider said it was busy"
+    wait = round(wait, 3)
     if plan is None:
         return FallbackRecord(
             profile=profile, code="cooldown", reason="cooldown", message=message, retry_after_s=wait
