@@ -148,5 +148,9 @@ class ActorLimiter:
         return float(ray.get(self._actor.remaining.remote(profile)))
 
     def cool(self, profile: str, seconds: float) -> None:
-        """Cool ``profile`` down for every worker of the job (without waiting for the answer)."""
-        self._actor.cool.remote(profile, seconds)
+        """Cool ``profile`` down for every worker of the job. Waits for the actor to have it (one
+        call, made only when a profile said "busy"), so any row the driver starts afterwards, on
+        whichever worker, is answered from a table that already holds it."""
+        import ray
+
+        ray.get(self._actor.cool.remote(profile, seconds))
