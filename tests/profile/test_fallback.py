@@ -56,13 +56,13 @@ def test_other_reasons_that_are_no_fallback_reason_are_refused(reason: str) -> N
 
 
 def test_the_listable_reasons() -> None:
-    assert FALLBACK_REASONS == {
+    assert {
         *DEFAULT_FALLBACK_ON,
         "context_window",
         "invalid_output",
         "invalid_response",
         "not_found",
-    }
+    } == FALLBACK_REASONS
 
 
 @pytest.mark.parametrize(

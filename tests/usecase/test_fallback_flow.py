@@ -114,7 +114,7 @@ def test_each_default_reason_moves_the_run_to_the_next_profile(reason: str) -> N
 
 
 @pytest.mark.parametrize(
-    "reason", sorted(LLMGenerateError.REASONS - set(DEFAULT_FALLBACK_ON)) + [None]
+    "reason", [*sorted(LLMGenerateError.REASONS - set(DEFAULT_FALLBACK_ON)), None]
 )
 def test_every_other_reason_is_raised_on_the_first_profile(reason: str | None) -> None:
     """auth, permission, invalid_request, context_window (not listed by default), cancelled, ...:
@@ -124,7 +124,8 @@ def test_every_other_reason_is_raised_on_the_first_profile(reason: str | None) -
     with pytest.raises(LLMGenerateError) as caught:
         flow.send(error)
     assert caught.value is error
-    assert error.fallbacks is None and error.usage is None
+    assert error.fallbacks is None
+    assert error.usage is None
     assert flow.next_step() is None
 
 
@@ -188,16 +189,15 @@ def test_a_profile_that_fails_too_moves_the_run_on_again_and_the_last_error_is_r
         ("primary", "overloaded", 3),
         ("backup", "timeout", 1),
     ]
-    assert last.usage is not None and last.usage["llm_calls"] == 6
+    assert last.usage is not None
+    assert last.usage["llm_calls"] == 6
 
 
 def test_a_profile_that_cannot_be_prepared_is_recorded_and_the_chain_goes_on() -> None:
     profiles = {**PROFILES, "primary": {"provider": "fake", "fallback": ["keyed", "backup"]}}
     the_planner = planner(profiles)
     flow = _flow(the_planner.plan(HELLO))
-    result, made = _drive(
-        flow, the_planner, {"primary": [_busy()], "backup": [_ok("hi", 1, 1, 0)]}
-    )
+    result, made = _drive(flow, the_planner, {"primary": [_busy()], "backup": [_ok("hi", 1, 1, 0)]})
     assert made == ["primary:initial", "keyed:prepare", "backup:prepare", "backup:initial"]
     assert [(f.profile, f.code, f.reason) for f in result.fallbacks] == [
         ("primary", "llm_generate", "overloaded"),
@@ -246,7 +246,8 @@ def test_invalid_output_after_the_profiles_repairs_moves_on_when_listed() -> Non
         ("picky", "repair", False),
         ("backup", "initial", True),
     ]
-    assert result.validation.valid and not result.validation.repaired
+    assert result.validation.valid
+    assert not result.validation.repaired
     assert result.validation.attempts == 3
     [left] = result.fallbacks
     assert (left.code, left.reason, left.attempts, left.usage) == (
@@ -273,7 +274,10 @@ def test_a_failed_repair_leaves_the_output_invalid_and_moves_on_on_invalid_outpu
     result, _ = _drive(
         flow,
         the_planner,
-        {"picky": [_ok("{}", 1, 1, 0), _busy("overloaded", 2)], "backup": [_ok('{"name": "x"}', 1, 1, 0)]},
+        {
+            "picky": [_ok("{}", 1, 1, 0), _busy("overloaded", 2)],
+            "backup": [_ok('{"name": "x"}', 1, 1, 0)],
+        },
     )
     assert [a.profile for a in result.attempts] == ["picky", "backup"]
     assert result.attempts[0].usage.llm_calls == 3  # its own request, and the repair's two
@@ -395,7 +399,9 @@ def test_a_cooling_first_profile_is_tried_after_all_when_nothing_after_it_can_be
 def test_a_profile_without_a_chain_is_never_skipped() -> None:
     cooldowns = LocalCooldowns(clock=Clock())
     cooldowns.cool("lonely", 60)
-    flow = _flow(planner().plan(RunRequest(prompt_id="hello", profile="lonely")), cooldowns=cooldowns)
+    flow = _flow(
+        planner().plan(RunRequest(prompt_id="hello", profile="lonely")), cooldowns=cooldowns
+    )
     assert isinstance(flow.next_step(), Generate)
 
 
@@ -421,7 +427,8 @@ def test_the_requests_timeout_is_one_budget_for_the_whole_chain() -> None:
     # The budget is used up by the time the third profile is prepared: the last error stands.
     flow.send(_busy("timeout"))
     step = flow.next_step()
-    assert isinstance(step, NextProfile) and step.profile == "third"
+    assert isinstance(step, NextProfile)
+    assert step.profile == "third"
     with pytest.raises(LLMGenerateError, match="scripted timeout") as caught:
         flow.send(the_planner.plan_fallback(step.origin, step.profile))
     assert [(f["profile"], f["reason"]) for f in caught.value.fallbacks or []] == [
@@ -439,7 +446,8 @@ def test_without_a_timeout_override_each_profile_keeps_its_own() -> None:
     assert isinstance(step, NextProfile)
     flow.send(the_planner.plan_fallback(step.origin, step.profile))
     generate = flow.next_step()
-    assert isinstance(generate, Generate) and generate.request.budget_s is None
+    assert isinstance(generate, Generate)
+    assert generate.request.budget_s is None
 
 
 def test_a_fallback_plan_leaves_the_first_profiles_target_overrides_and_key() -> None:
