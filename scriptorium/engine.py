@@ -68,6 +68,8 @@ class Engine:
         providers: Iterable[ProviderSpec] = (),
     ) -> None:
         from scriptorium.artifact.files import FileReader
+        from scriptorium.limits.cooldown import LocalCooldowns
+        from scriptorium.limits.hooks import RowCooldowns
         from scriptorium.llm.client import Client
         from scriptorium.profile.files import FileRepository as ProfileFiles
         from scriptorium.prompt.jinja import JinjaRenderer
@@ -124,6 +126,9 @@ class Engine:
             "observer": observer,
             "providers": self.providers,
             "known_providers_only": routed,
+            # Fallback chains skip a busy profile for every run of this engine, and for every
+            # worker of a batch job while one of its rows runs (the job's limiter holds its own).
+            "cooldowns": RowCooldowns(LocalCooldowns()),
         }
         self.runner = Runner(prompts=self.prompts, profiles=self.profiles, **self._runner_parts)
 
@@ -384,7 +389,7 @@ class Engine:
             old = read_baseline(old)  # before anything is spent
         profile_repo: ProfileRepository = self.profiles
         if cassettes is not None:
-            profile_repo = CassetteProfiles(self.profiles, cassettes, needs_key=self._needs_key)
+            profile_repo = CassetteProfiles(self.profiles, cassettes, calls_out=self._calls_out)
         twin = self._twin(prompts=JudgePrompts(self.prompts), profiles=profile_repo)
 
         def many(
@@ -432,9 +437,11 @@ class Engine:
         twin.runner = Runner(prompts=prompts, profiles=profiles, **self._runner_parts)
         return twin
 
-    def _needs_key(self, provider: str) -> bool:
+    def _calls_out(self, provider: str) -> bool:
+        """Whether a profile of ``provider`` calls a model over the network: a provider that
+        names its models (whatever route and credential a profile picks) does."""
         spec = self.providers.find(provider)
-        return spec is not None and spec.needs_key
+        return spec is not None and spec.needs_model
 
     def project_view(self) -> ProjectView:
         """The read-only view of this project that ``check`` works over: the repositories, the

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -98,18 +98,32 @@ class FakeClient:
     ``stream``/``astream`` deliver a turn's text in ``chunks`` pieces, then its response; a
     scripted exception is raised before the first piece.
 
+    ``by_profile`` scripts the requests of some profiles apart (``LLMRequest.profile`` picks
+    the script; each has its own turns), so a test can make one profile of a fallback chain fail
+    and the next answer: ``FakeClient(by_profile={"primary": [LLMGenerateError("busy",
+    reason="overloaded")], "backup": ["ok"]})``. Requests of any other profile take
+    ``responses``.
+
     An empty script (``FakeClient()``) is for code that must make no call: any call is recorded
-    and then raises ``AssertionError`` naming the request's prompt.
+    and then raises ``AssertionError`` naming the request's prompt (and its profile, when it
+    has a script of its own to take none from).
     """
 
     def __init__(
-        self, responses: Iterable[Scripted] = (), *, model: str = "fake-model", chunks: int = 4
+        self,
+        responses: Iterable[Scripted] = (),
+        *,
+        model: str = "fake-model",
+        chunks: int = 4,
+        by_profile: Mapping[str, Iterable[Scripted]] | None = None,
     ) -> None:
         self._script = list(responses)
+        self._scripts = {name: list(items) for name, items in (by_profile or {}).items()}
         self._model = model
         self._chunks = chunks
         self._lock = threading.Lock()
         self._turn = 0
+        self._turns = dict.fromkeys(self._scripts, 0)
         self.requests: list[LLMRequest] = []
 
     @property
@@ -120,6 +134,14 @@ class FakeClient:
     def _next(self, request: LLMRequest) -> Scripted:
         with self._lock:
             self.requests.append(request)
+            profile = request.profile
+            if profile is not None and profile in self._scripts:
+                script = self._scripts[profile]
+                if not script:
+                    raise UnexpectedCall(_unexpected_call(request))
+                turn = self._turns[profile]
+                self._turns[profile] = turn + 1
+                return script[min(turn, len(script) - 1)]
             if not self._script:
                 raise UnexpectedCall(_unexpected_call(request))
             item = self._script[min(self._turn, len(self._script) - 1)]
@@ -183,8 +205,9 @@ def _unexpected_call(request: LLMRequest) -> str:
     prompt = repr(request.prompt_id) if request.prompt_id else "(no prompt id)"
     first = request.messages[0].text if request.messages else (request.system or "")
     excerpt = first if len(first) <= 80 else first[:77] + "..."
+    on = f" on profile {request.profile!r}" if request.profile else ""
     return (
-        f"FakeClient has no scripted response, but prompt {prompt} called it "
+        f"FakeClient has no scripted response, but prompt {prompt}{on} called it "
         f"(first message: {excerpt!r})"
     )
 

@@ -82,7 +82,7 @@ class _Batch:
         """The record of a line that ran, journaled."""
         if isinstance(outcome, ScriptoriumError):
             return error_record(item, outcome, request_hash)
-        record = result_record(item, outcome)
+        record = result_record(item, outcome, request_hash)
         # One write of one whole line: a crash can tear only this line, never glue the next.
         self.journal.append(_json_line(record))
         return record

@@ -71,13 +71,18 @@ def error_record(item: Item, err: ScriptoriumError, request_hash: str | None) ->
     }
 
 
-def result_record(item: Item, result: RunResult) -> Record:
-    """The output line of a line that ran (a local run or a provider batch row alike)."""
+def result_record(item: Item, result: RunResult, request_hash: str | None = None) -> Record:
+    """The output line of a line that ran (a local run or a provider batch row alike).
+
+    ``request_hash`` is the row's key, what a resume looks its result up by: the hash of the
+    line's request as prepared on its own profile (None: the result's). A run that fell back
+    answered with another profile's request (``result.prepared``), but the line, prepared again
+    on the next start, still has the first profile's hash: keyed by that, it is found."""
     return {
         "line": item.line,
         "id": item.id,
         "hash_version": REQUEST_HASH_VERSION,
-        "request_hash": result.prepared.request_hash,
+        "request_hash": result.prepared.request_hash if request_hash is None else request_hash,
         "valid": result.validation.valid,
         "result": result.model_dump(mode="json", by_alias=True),
     }

@@ -25,17 +25,17 @@ CassetteMode = Literal["record", "replay"]
 
 class CassetteProfiles:
     """A profile repository over ``inner`` applying ``mode`` to cassette profiles (see the
-    module docstring). ``needs_key(provider)`` says whether a provider calls out (its spec's
-    ``needs_key``)."""
+    module docstring). ``calls_out(provider)`` says whether a provider's profiles call a model
+    over the network (a cloud platform's too, where no key is read)."""
 
     def __init__(
-        self, inner: Repository, mode: CassetteMode, *, needs_key: Callable[[str], bool]
+        self, inner: Repository, mode: CassetteMode, *, calls_out: Callable[[str], bool]
     ) -> None:
         if mode not in ("record", "replay"):
             raise InvalidRequestError("cassette mode must be record or replay", field="cassettes")
         self._inner = inner
         self._mode = mode
-        self._needs_key = needs_key
+        self._calls_out = calls_out
 
     def get(self, name: str) -> Profile:
         """The profile ``name`` in this run's mode; ``InvalidRequestError`` for a live profile
@@ -46,7 +46,7 @@ class CassetteProfiles:
             if self._mode == "replay":
                 update["api_key_env"] = None
             return profile.model_copy(update=update)
-        if self._needs_key(profile.provider):
+        if self._calls_out(profile.provider):
             flag = f"--{self._mode}"
             raise InvalidRequestError(
                 f"{flag}: profile {name!r} ({profile.provider}) has no cassette, so it would run "

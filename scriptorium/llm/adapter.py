@@ -152,8 +152,10 @@ class SDKCall(Generic[R]):
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         """The retry loop's arguments for this call: its policy from the request's settings."""
         settings = self.request.settings
+        budget = self.request.budget_s
+        timeout_s = settings.timeout_s if budget is None else min(settings.timeout_s, budget)
         return {
-            "policy": RetryPolicy(max_retries=settings.max_retries, timeout_s=settings.timeout_s),
+            "policy": RetryPolicy(max_retries=settings.max_retries, timeout_s=timeout_s),
             "hooks": hooks,
             "provider": self.provider,
             "model": self.model,

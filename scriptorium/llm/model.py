@@ -244,6 +244,13 @@ class LLMRequest(BaseModel):
     #: The bytes of the media parts in ``messages``, by their ``sha256``: what an adapter encodes
     #: into the request. Never dumped, shown in a repr or hashed (the parts' digests are).
     media: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
+    #: The profile the request was prepared on (None for a raw request). Informational (test
+    #: doubles script answers per profile by it); never sent, not part of ``hash_form``.
+    profile: str | None = None
+    #: The wall-clock seconds this request may still take, when less than ``settings.timeout_s``
+    #: (a fallback chain sharing one budget hands each later profile what is left). Bounds the
+    #: retry loop like ``timeout_s``; not part of ``hash_form``: it changes no answer.
+    budget_s: float | None = Field(default=None, gt=0.0)
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""

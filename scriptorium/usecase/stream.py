@@ -12,6 +12,11 @@ default one has them) streams its text too, any other gives it as one delta.
 Errors: everything a client raises goes through the same LLM boundary as in ``run``; an
 ``LLMGenerateError`` after the first delta carries the text delivered so far as ``partial_text``.
 A stream closed before its end ends the observation as ``cancelled``.
+
+Fallbacks: the flow falls back only from a generation that failed before any of its text was
+delivered (``partial_text`` unset), so a stream that has started never switches. The next
+profile is prepared between events (no event of its own) and its generation is announced with
+``AttemptStarted``, like any other.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from scriptorium.llm.client import StreamItem
 from scriptorium.llm.model import LLMResponse
 from scriptorium.usecase.calls import Callees
 from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
-from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
+from scriptorium.usecase.flow import NextProfile, Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.offload import judged
 from scriptorium.usecase.repair import RepairResult
@@ -163,6 +168,9 @@ def _events(run: StreamedRun) -> Generator[StreamEvent, None, None]:
     """The sync driver: the run flow, with generations read from the client's stream."""
     try:
         while (step := run.flow.next_step()) is not None:
+            if isinstance(step, NextProfile):
+                run.flow.send(calls.call(step, run.callees))
+                continue
             events = run.attempt(step)
             yield events.started()
             run.watch.call_started(step)
@@ -195,6 +203,9 @@ async def _aevents(run: StreamedRun) -> AsyncGenerator[StreamEvent, None]:
     """The async driver: the same flow, the same events, over ``calls.astream``."""
     try:
         while (step := run.flow.next_step()) is not None:
+            if isinstance(step, NextProfile):
+                run.flow.send(await calls.acall(step, run.callees))
+                continue
             events = run.attempt(step)
             yield events.started()
             run.watch.call_started(step)
