@@ -74,7 +74,8 @@ def test_a_level_the_model_lacks_goes_to_the_nearest_below_and_says_so() -> None
     plan = reasoning_plan("claude-sonnet-4-6", ExecutionSettings(reasoning="xhigh"))
     assert plan.sent["output_config"] == {"effort": "high"}
     assert len(plan.notes) == 1
-    assert "'xhigh'" in plan.notes[0] and "'high'" in plan.notes[0]
+    assert "'xhigh'" in plan.notes[0]
+    assert "'high'" in plan.notes[0]
 
 
 def test_a_budget_model_takes_the_budget_given_over_the_level() -> None:
@@ -305,7 +306,8 @@ def test_a_budget_not_below_max_tokens_is_refused_before_any_call(
     with pytest.raises(errors.InvalidRequestError) as caught:
         engine.prepare("hello", inputs={"name": "Ada"}, overrides=overrides)
     message = str(caught.value)
-    assert "reasoning_budget_tokens" in message and "max_tokens" in message
+    assert "reasoning_budget_tokens" in message
+    assert "max_tokens" in message
     with pytest.raises(errors.InvalidRequestError):
         engine.run("hello", inputs={"name": "Ada"}, overrides=overrides)
     assert fake.requests == []
@@ -315,7 +317,8 @@ def test_a_level_whose_budget_is_not_below_max_tokens_is_refused(root: Path) -> 
     overrides = Overrides(model="claude-sonnet-4-5", reasoning="max", max_tokens=8000)
     with pytest.raises(errors.InvalidRequestError) as caught:
         _engine(root).prepare("hello", inputs={"name": "Ada"}, overrides=overrides)
-    assert "'max'" in str(caught.value) and "max_tokens" in str(caught.value)
+    assert "'max'" in str(caught.value)
+    assert "max_tokens" in str(caught.value)
 
 
 def test_a_budget_under_the_minimum_is_refused(root: Path) -> None:
@@ -331,7 +334,8 @@ def test_a_forced_tool_while_thinking_is_refused_before_any_call(
     with pytest.raises(errors.InvalidRequestError) as caught:
         engine.run("count_tool", overrides=Overrides(reasoning="high"))
     message = str(caught.value)
-    assert "strategy 'tool'" in message and "settings.reasoning" in message
+    assert "strategy 'tool'" in message
+    assert "settings.reasoning" in message
     assert fake.requests == []
     # Reasoning off: the tool can be forced again.
     prepared = engine.prepare("count_tool", overrides=Overrides(reasoning="off"))

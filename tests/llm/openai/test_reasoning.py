@@ -78,7 +78,8 @@ def test_each_level_maps_to_a_reasoning_effort_the_model_takes(
     moved = effort != LEVEL_NAMES.get(level, level)
     assert len(plan.notes) == (1 if moved else 0)
     if moved:
-        assert repr(level) in plan.notes[0] and repr(effort) in plan.notes[0]
+        assert repr(level) in plan.notes[0]
+        assert repr(effort) in plan.notes[0]
     assert (plan.matched is None) is (model == "qwen3-32b")
 
 
