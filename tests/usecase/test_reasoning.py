@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
@@ -203,7 +204,7 @@ def test_a_stream_without_a_response_joins_its_reasoning_chunks(
         def generate(self, request: LLMRequest) -> LLMResponse:
             raise AssertionError("streamed")
 
-        def stream(self, request: LLMRequest):  # type: ignore[no-untyped-def]  # a test double
+        def stream(self, request: LLMRequest) -> Iterator[str]:
             yield ReasoningChunk("Think")
             yield ReasoningChunk("ing.")
             yield "Hello!"
