@@ -150,12 +150,14 @@ def format_prepared(prepared: PreparedRun) -> str:
         "settings",
     ]
     why = {} if prepared.reasoning is None else prepared.reasoning.ignored
-    for name, value in prepared.settings.model_dump().items():
+    settings = prepared.settings.model_dump()
+    width = max(map(len, settings))
+    for name, value in settings.items():
         source: str = prepared.settings_sources.get(name, "default")
         if name in prepared.ignored_settings:
             # Shown with its source, but not claimed to be sent: the provider does not take it.
             source += f", ignored: {why.get(name) or f'{target.provider} does not take it'}"
-        lines.append(f"  {name:<15} {_setting(value):<12} ({source})")
+        lines.append(f"  {name:<{width}} {_setting(value):<12} ({source})")
     lines.extend(_reasoning_lines(prepared))
     output = prepared.output
     lines.append(

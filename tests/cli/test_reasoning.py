@@ -66,7 +66,7 @@ def test_prepare_shows_the_level_its_source_and_what_is_sent(
     }
     assert main(["prepare", "greet", "-i", "name=Ada", "--reasoning", "xhigh"]) == 0
     text = capsys.readouterr().out
-    assert "reasoning       xhigh" in text
+    assert "  reasoning               xhigh        (override)" in text
     assert (
         'reasoning  sent {"output_config": {"effort": "high"}, "thinking": {"type": "adaptive"}}'
         in text
