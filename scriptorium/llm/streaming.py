@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -252,10 +252,11 @@ class Fold(Protocol):
     #: Whether the terminator (the event saying the answer is complete) has been read.
     complete: bool
 
-    def add(self, name: str | None, data: str) -> str | None:
+    def add(self, name: str | None, data: str) -> str | Sequence[str] | None:
         """Take one event; the text it adds to the output (None or "" for none), a
-        :class:`ReasoningChunk` for reasoning. Raises :class:`ErrorEvent` for an error the
-        server reported in the stream."""
+        :class:`ReasoningChunk` for reasoning, or several pieces in order when one event carries
+        more than one (reasoning then text in the same chunk). Raises :class:`ErrorEvent` for an
+        error the server reported in the stream."""
         ...
 
     def flush(self) -> str:
@@ -325,8 +326,11 @@ class _Reading:
             if fold.complete:
                 break
             piece = fold.add(name, data)
-            if piece:
-                pieces.append(piece)
+            if isinstance(piece, str):
+                if piece:
+                    pieces.append(piece)
+            elif piece:
+                pieces.extend(p for p in piece if p)
         self.sent.extend(p for p in pieces if not isinstance(p, ReasoningChunk))
         return pieces
 

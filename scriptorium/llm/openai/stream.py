@@ -72,8 +72,9 @@ class Fold:
         self.ident: str | None = None
         self.complete = False
 
-    def add(self, name: str | None, data: str) -> str | None:
-        """Take one event; the text it adds to the output, if any."""
+    def add(self, name: str | None, data: str) -> list[str] | None:
+        """Take one event; the pieces it adds (its reasoning as a ``ReasoningChunk``, then its
+        text), if any."""
         if data.strip() == DONE:
             # The end the API promises; without a finish reason before it the answer was cut
             # short all the same (the stream then ends incomplete).
@@ -95,19 +96,22 @@ class Fold:
         if isinstance(choice.get("finish_reason"), str):
             self.finish = choice["finish_reason"]
         delta = _dict(choice.get("delta"))
-        piece: str | None = None
+        pieces: list[str] = []
         thought = next((t for n in REASONING_FIELDS if (t := _texts(delta.get(n)))), "")
         if thought:
             self.reasoning.append(thought)
-            piece = ReasoningChunk(thought)
+            pieces.append(ReasoningChunk(thought))
+        # The answer's text: the content, else a refusal's text, else the tool call's arguments
+        # (one delta carries one of them; the last one given stands, as it always did).
+        text: str | None = None
         content = _texts(delta.get("content"))
         if content:
             self.content.append(content)
-            piece = content
+            text = content
         refusal = _texts(delta.get("refusal"))
         if refusal:
             self.refusal.append(refusal)
-            piece = refusal
+            text = refusal
         calls = delta.get("tool_calls")
         if isinstance(calls, list) and calls:
             function = _dict(_dict(calls[0]).get("function"))
@@ -116,8 +120,10 @@ class Fold:
             arguments = _texts(function.get("arguments"))
             if arguments:
                 self.args.append(arguments)
-                piece = arguments
-        return piece
+                text = arguments
+        if text:
+            pieces.append(text)
+        return pieces or None
 
     def flush(self) -> str:
         """Nothing is held back: every delta is handed out as it comes."""

@@ -5,6 +5,7 @@ SDK against FakeOpenAIServer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -243,3 +244,35 @@ def test_run_and_stream_read_reasoning_alike(root: Path, fake: FakeOpenAIServer)
     ran = engine.run("hello", inputs={"name": "A"}, overrides=overrides)
     streamed = engine.stream("hello", inputs={"name": "A"}, overrides=overrides).result()
     assert (streamed.output, streamed.usage) == (ran.output, ran.usage)
+
+
+def test_a_delta_with_reasoning_and_content_hands_out_both(
+    root: Path, fake: FakeOpenAIServer
+) -> None:
+    """Some compatible servers send the last reasoning piece and the first text in one chunk."""
+
+    def chunk(delta: dict[str, object], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        body = {"id": "c1", "object": "chat.completion.chunk", "model": "qwen3-32b"}
+        return "data: " + json.dumps({**body, "choices": [choice]}) + "\n\n"
+
+    stream = (
+        chunk({"role": "assistant", "reasoning_content": "Think"})
+        + chunk({"reasoning_content": "ing.", "content": "Hel"})
+        + chunk({"content": "lo."}, "stop")
+        + "data: [DONE]\n\n"
+    )
+    fake.malformed(stream.encode(), content_type="text/event-stream")
+    overrides = Overrides(model="qwen3-32b", reasoning="low")
+    with _engine(root).stream("hello", inputs={"name": "A"}, overrides=overrides) as events:
+        got = list(events)
+    deltas = [(type(e).__name__, e.text) for e in got if isinstance(e, ReasoningDelta | TextDelta)]
+    assert deltas == [
+        ("ReasoningDelta", "Think"),
+        ("ReasoningDelta", "ing."),
+        ("TextDelta", "Hel"),
+        ("TextDelta", "lo."),
+    ]
+    done = got[-1]
+    assert isinstance(done, Done)
+    assert (done.result.output.text, done.result.output.reasoning) == ("Hello.", "Thinking.")
