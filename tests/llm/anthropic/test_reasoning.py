@@ -5,6 +5,7 @@ real ``anthropic`` SDK against FakeAnthropicServer."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from scriptorium.usecase import Done, PartialValue, ReasoningDelta, TextDelta
 KEY = "sk-ant-reasoning-canary-5d1e2f"
 SCHEMA = '{"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}'
 LEVELS: tuple[ReasoningLevel, ...] = REASONING_LEVELS
+THINKING: tuple[ReasoningLevel, ...] = tuple(level for level in LEVELS if level != "off")
 
 # What each level is sent as, per kind of model (from the capability table).
 ADAPTIVE_ALL = {  # claude-opus-4-7: adaptive thinking, every effort
@@ -211,8 +213,9 @@ def test_a_model_that_does_not_think_gets_nothing_and_prepare_says_it_is_ignored
     assert "reasoning" in result.metadata["ignored_settings"]
 
 
+@pytest.mark.parametrize("level", THINKING)
 def test_thinking_text_and_tokens_are_read_and_priced_once(
-    root: Path, fake: FakeAnthropicServer
+    root: Path, fake: FakeAnthropicServer, level: ReasoningLevel
 ) -> None:
     fake.reply(
         "Hello, Ada.",
@@ -222,7 +225,7 @@ def test_thinking_text_and_tokens_are_read_and_priced_once(
         usage={"input_tokens": 1000, "output_tokens": 400},
     )
     result = _engine(root).run(
-        "hello", inputs={"name": "Ada"}, overrides=Overrides(reasoning="high")
+        "hello", inputs={"name": "Ada"}, overrides=Overrides(reasoning=level)
     )
     assert result.output.text == "Hello, Ada."
     assert result.output.sha256 == hash_text("Hello, Ada.")
@@ -248,7 +251,7 @@ def test_an_answer_without_thinking_has_no_reasoning(root: Path, fake: FakeAnthr
     assert "thinking" not in fake.requests[0].body
 
 
-@pytest.mark.parametrize("level", ["low", "max"])
+@pytest.mark.parametrize("level", THINKING)
 def test_the_stream_hands_out_reasoning_before_the_text(
     root: Path, fake: FakeAnthropicServer, level: ReasoningLevel
 ) -> None:
@@ -374,3 +377,23 @@ def test_the_settings_come_from_the_profile_too(root: Path, fake: FakeAnthropicS
     override = engine.prepare("hello", inputs={"name": "Ada"}, overrides=Overrides(reasoning="max"))
     assert override.settings_sources["reasoning"] == "override"
     assert override.request_hash != prepared.request_hash
+
+
+def test_the_async_stream_hands_out_the_same_reasoning(
+    root: Path, fake: FakeAnthropicServer
+) -> None:
+    fake.reply("Hello.", thinking="Think first.", thinking_tokens=2, chunks=2)
+
+    async def events() -> list[object]:
+        stream = _engine(root).astream(
+            "hello", inputs={"name": "A"}, overrides=Overrides(reasoning="low")
+        )
+        async with stream:
+            return [event async for event in stream]
+
+    got = asyncio.run(events())
+    thought = "".join(e.text for e in got if isinstance(e, ReasoningDelta))
+    done = got[-1]
+    assert isinstance(done, Done)
+    assert thought == done.result.output.reasoning == "Think first."
+    assert done.result.output.text == "Hello."

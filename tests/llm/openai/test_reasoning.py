@@ -180,10 +180,13 @@ def test_a_model_that_does_not_reason_is_sent_no_effort(root: Path, fake: FakeOp
     assert {"reasoning", "reasoning_budget_tokens"} <= set(result.metadata["ignored_settings"])
 
 
-def test_reasoning_tokens_are_read_and_priced_once(root: Path, fake: FakeOpenAIServer) -> None:
+@pytest.mark.parametrize("level", LEVELS)
+def test_reasoning_tokens_are_read_and_priced_once(
+    root: Path, fake: FakeOpenAIServer, level: ReasoningLevel
+) -> None:
     fake.reply("Hello, Ada.", prompt_tokens=1000, completion_tokens=500, reasoning_tokens=320)
     result = _engine(root).run(
-        "hello", inputs={"name": "Ada"}, overrides=Overrides(reasoning="high")
+        "hello", inputs={"name": "Ada"}, overrides=Overrides(reasoning=level)
     )
     assert (result.usage.output_tokens, result.usage.reasoning_tokens) == (500, 320)
     assert result.attempts[0].usage.reasoning_tokens == 320
@@ -191,6 +194,7 @@ def test_reasoning_tokens_are_read_and_priced_once(root: Path, fake: FakeOpenAIS
     assert result.usage.cost_micro == (1000 * 1_250_000 + 500 * 10_000_000 + 500_000) // 1_000_000
     # OpenAI's own API returns no reasoning text.
     assert result.output.reasoning is None
+    assert fake.requests[0].body["reasoning_effort"] == EFFORTS["gpt-5"][level]
 
 
 def test_a_compatible_servers_reasoning_text_is_kept_apart(
@@ -206,7 +210,7 @@ def test_a_compatible_servers_reasoning_text_is_kept_apart(
     assert result.usage.reasoning_tokens == 5  # never more than completion_tokens (5)
 
 
-@pytest.mark.parametrize("level", ["low", "xhigh"])
+@pytest.mark.parametrize("level", [level for level in LEVELS if level != "off"])
 def test_the_stream_hands_out_reasoning_before_the_text(
     root: Path, fake: FakeOpenAIServer, level: ReasoningLevel
 ) -> None:
