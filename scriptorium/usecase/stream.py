@@ -252,8 +252,8 @@ class RunStream:
     """A streamed run: an iterator of events and a context manager (see ``Engine.stream``).
 
     Iterate it for :class:`TextDelta`, :class:`ReasoningDelta`, :class:`PartialValue`,
-    :class:`AttemptStarted` and :class:`Done` events; :meth:`result` returns the :class:`RunResult` (reading whatever was not
-    read yet). Leaving the ``with`` block, or :meth:`close`, stops the generation and closes its
+    :class:`AttemptStarted` and :class:`Done` events; :meth:`result` returns the
+    :class:`RunResult` (reading whatever was not read yet). Leaving the ``with`` block, or :meth:`close`, stops the generation and closes its
     connection. A failure is raised where it happens, and again by :meth:`result`.
     """
 

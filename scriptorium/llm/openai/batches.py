@@ -4,7 +4,8 @@
 Each row's ``body`` is the Chat Completions body the OpenAI adapter builds for a run
 (:func:`scriptorium.llm.openai.body.build_params`), and a completed row is read back by the
 adapter's own :func:`~scriptorium.llm.openai.call.read_completion`. A batch holds one model, so
-rows are grouped by model. Batches carry our chunk tag in ``metadata``, which makes the in-doubt lookup exact.
+rows are grouped by model. Batches carry our chunk tag in ``metadata``, which makes the
+in-doubt lookup exact.
 """
 
 from __future__ import annotations
