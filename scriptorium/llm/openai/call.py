@@ -1,6 +1,7 @@
 """One request's way through Chat Completions: the :class:`Call` every path builds (generate,
-stream, batch rows), and :func:`parse_completion`, the one reader of a completion body (text,
-finish reason, usage, metadata) for a reply, a folded stream and a batch row alike."""
+stream, batch rows), and :func:`read_completion`, the one reader of a completion body (text,
+finish reason, usage, metadata, reasoning text) for a reply, a folded stream and a batch row
+alike (:func:`parse_completion` is its reading without the reasoning text)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@
 The SDK sends the request (auth, headers and error statuses stay the SDK's) and hands back the
 HTTP response unread. What this module adds to the shared loop is the Chat Completions part:
 :class:`Fold` reads the chunks back into the ``chat.completion`` body a non-streamed request
-would have returned, and that body goes through :func:`~scriptorium.llm.openai.call.parse_completion`,
-so text, finish reason, usage and metadata are read by one piece of code for both paths. The
+would have returned, and that body goes through
+:func:`~scriptorium.llm.openai.call.read_completion`, so text, finish reason, usage and metadata are read by one piece of code for both paths. The
 deltas are the message content (the tool call's arguments with the ``tool`` strategy; a refusal's
 text when the model refuses). The terminator is the pair the API ends every stream with: a
 finish reason, then ``data: [DONE]``; a chunk with an ``error`` object is the server's failure,
