@@ -25,6 +25,7 @@ __all__ = [
     "Overrides",
     "PartialValue",
     "PreparedRun",
+    "ReasoningDelta",
     "RunRequest",
     "RunResult",
     "ScriptoriumError",
@@ -50,6 +51,7 @@ _LAZY = {
     "AttemptStarted": "scriptorium.usecase.events",
     "Done": "scriptorium.usecase.events",
     "PartialValue": "scriptorium.usecase.events",
+    "ReasoningDelta": "scriptorium.usecase.events",
     "StreamEvent": "scriptorium.usecase.events",
     "TextDelta": "scriptorium.usecase.events",
 }
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
         AttemptStarted,
         Done,
         PartialValue,
+        ReasoningDelta,
         StreamEvent,
         TextDelta,
     )

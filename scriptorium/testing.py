@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from scriptorium._lazy import lazy_getattr
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
-from scriptorium.llm.streaming import StreamItem, chunked
+from scriptorium.llm.streaming import StreamItem, response_pieces
 
 if TYPE_CHECKING:
     from scriptorium._testing.anthropic_server import FakeAnthropicServer
@@ -96,7 +96,9 @@ class FakeClient:
     Each call takes the next scripted turn; the last one repeats once the script runs out. Every
     request is recorded in ``.requests`` (with its key, as a real client would receive it).
     ``stream``/``astream`` deliver a turn's text in ``chunks`` pieces, then its response; a
-    scripted exception is raised before the first piece.
+    scripted exception is raised before the first piece. A scripted response with
+    ``reasoning`` streams it first, in as many ``ReasoningChunk`` pieces, as a provider that
+    thinks does.
 
     ``by_profile`` scripts the requests of some profiles apart (``LLMRequest.profile`` picks
     the script; each has its own turns), so a test can make one profile of a fallback chain fail
@@ -181,13 +183,13 @@ class FakeClient:
     def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
         """The next scripted response, its text in several chunks, then the response itself."""
         response = self.generate(request)
-        yield from chunked(response.text, self._chunks)
+        yield from response_pieces(response, self._chunks)
         yield response
 
     async def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
         """The async twin of :meth:`stream`."""
         response = await self.agenerate(request)
-        for piece in chunked(response.text, self._chunks):
+        for piece in response_pieces(response, self._chunks):
             yield piece
         yield response
 

@@ -17,6 +17,11 @@ recording and the generic steps live in the shared core, :mod:`scriptorium._test
 A request with ``"stream": true`` gets the same replies as server-sent events (``message_start``,
 ``content_block_start``, a ``content_block_delta`` per chunk, ``message_delta``, ``message_stop``):
 ``chunks`` says how the text is cut and ``pace_s`` how long to wait before each chunk.
+
+``reply(thinking=..., redacted=..., thinking_tokens=...)`` answers as a model that thought: its
+``thinking`` blocks (with a signature) and ``redacted_thinking`` blocks come before the text, and
+``usage.output_tokens_details.thinking_tokens`` says how many output tokens they took; streamed,
+each thinking block is ``thinking_delta`` events then a ``signature_delta``.
 ``fail_midstream`` sends some text and then an ``error`` event; ``reset_midstream`` some text and
 then a dropped connection.
 
@@ -36,7 +41,7 @@ from scriptorium._testing.anthropic_batches import AnthropicBatchRoutes
 from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
 
-__all__ = ["FakeAnthropicServer", "RecordedRequest"]
+__all__ = ["FakeAnthropicServer", "RecordedRequest", "thinking_blocks"]
 
 DEFAULT_USAGE: dict[str, int] = {"input_tokens": 10, "output_tokens": 5}
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
@@ -98,20 +103,46 @@ def _streams(request: RecordedRequest) -> bool:
     return isinstance(request.body, dict) and request.body.get("stream") is True
 
 
+def _block_events(index: int, block: dict[str, Any], pace_s: float) -> list[tuple[float, bytes]]:
+    """A thinking or redacted thinking block as its stream events, stop included."""
+    if block["type"] == "redacted_thinking":
+        opening: dict[str, Any] = block
+        deltas: list[dict[str, Any]] = []
+    else:
+        opening = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [
+            {"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"], None)
+        ]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    start = {"type": "content_block_start", "index": index, "content_block": opening}
+    events = [(0.0, sse("content_block_start", start))]
+    for delta in deltas:
+        event = {"type": "content_block_delta", "index": index, "delta": delta}
+        events.append((pace_s, sse("content_block_delta", event)))
+    events.append((0.0, sse("content_block_stop", {"type": "content_block_stop", "index": index})))
+    return events
+
+
 def _sse_message(
     body: dict[str, Any],
     pieces: list[str],
     pace_s: float,
     tail: list[tuple[float, bytes]] | None = None,
 ) -> Answer:
-    """``body`` (a Messages API message) as the events a streaming request gets. ``tail``, when
-    given, replaces everything after the chunks (an error event, a reset)."""
+    """``body`` (a Messages API message) as the events a streaming request gets: its thinking
+    blocks first, then its answer block in ``pieces``. ``tail``, when given, replaces everything
+    after the answer's chunks (an error event, a reset)."""
     usage = dict(body["usage"])
     start = {**body, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     parts: list[tuple[float, bytes]] = [
         (0.0, sse("message_start", {"type": "message_start", "message": start}))
     ]
-    block = body["content"][0] if body["content"] else {"type": "text", "text": ""}
+    thoughts = [b for b in body["content"] if b["type"] in ("thinking", "redacted_thinking")]
+    for index, thought in enumerate(thoughts):
+        parts.extend(_block_events(index, thought, pace_s))
+    answer = [b for b in body["content"] if b not in thoughts]
+    index = len(thoughts)
+    block = answer[0] if answer else {"type": "text", "text": ""}
     if block["type"] == "tool_use":
         opening = {**block, "input": {}}
         delta_type, field = "input_json_delta", "partial_json"
@@ -123,7 +154,7 @@ def _sse_message(
             0.0,
             sse(
                 "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": opening},
+                {"type": "content_block_start", "index": index, "content_block": opening},
             ),
         )
     )
@@ -131,21 +162,41 @@ def _sse_message(
     for piece in pieces:
         delta = {
             "type": "content_block_delta",
-            "index": 0,
+            "index": index,
             "delta": {"type": delta_type, field: piece},
         }
         parts.append((pace_s, sse("content_block_delta", delta)))
     if tail is not None:
         return Answer(parts=(*parts, *tail), content_type="text/event-stream")
-    parts.append((0.0, sse("content_block_stop", {"type": "content_block_stop", "index": 0})))
+    stop = {"type": "content_block_stop", "index": index}
+    parts.append((0.0, sse("content_block_stop", stop)))
+    counts: dict[str, Any] = {"output_tokens": usage.get("output_tokens", 0)}
+    if "output_tokens_details" in usage:
+        counts["output_tokens_details"] = usage["output_tokens_details"]
     end = {
         "type": "message_delta",
         "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": usage.get("output_tokens", 0)},
+        "usage": counts,
     }
     parts.append((0.0, sse("message_delta", end)))
     parts.append((0.0, sse("message_stop", {"type": "message_stop"})))
     return Answer(parts=tuple(parts), content_type="text/event-stream")
+
+
+def thinking_blocks(
+    thinking: str | Sequence[str] | None, redacted: int = 0
+) -> list[dict[str, Any]]:
+    """The content blocks of a model that thought: one ``thinking`` block per text (each with a
+    signature), then ``redacted`` ``redacted_thinking`` blocks."""
+    texts = [thinking] if isinstance(thinking, str) else list(thinking or ())
+    blocks: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": text, "signature": f"sig-fake-{i}"}
+        for i, text in enumerate(texts)
+    ]
+    blocks.extend(
+        {"type": "redacted_thinking", "data": f"encrypted-fake-{i}"} for i in range(redacted)
+    )
+    return blocks
 
 
 class FakeAnthropicServer(ScriptedHTTPServer):
@@ -206,14 +257,22 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         delay_s: float = 0.0,
         chunks: Chunks | None = None,
         pace_s: float = 0.0,
+        thinking: str | Sequence[str] | None = None,
+        redacted: int = 0,
+        thinking_tokens: int | None = None,
     ) -> None:
         """Queue a 200 with one text block (streamed in ``chunks``, ``pace_s`` apart, when the
-        request asks for a stream)."""
+        request asks for a stream), after the ``thinking`` blocks (a text or several) and
+        ``redacted`` redacted ones; ``thinking_tokens`` goes in the usage's
+        ``output_tokens_details``."""
         extra = dict(headers or {})
+        counts = dict(DEFAULT_USAGE if usage is None else usage)
+        if thinking_tokens is not None:
+            counts["output_tokens_details"] = {"thinking_tokens": thinking_tokens}
 
         def build(req: RecordedRequest) -> Answer:
-            content = [{"type": "text", "text": text}]
-            body = _message_body(req, content, stop_reason, usage, model, self._next_id())
+            content = [*thinking_blocks(thinking, redacted), {"type": "text", "text": text}]
+            body = _message_body(req, content, stop_reason, counts, model, self._next_id())
             if self.streams(req):
                 answer = _sse_message(body, _pieces(text, chunks), pace_s)
                 return Answer(parts=answer.parts, headers=extra, content_type=answer.content_type)

@@ -16,6 +16,11 @@ as ``FakeAnthropicServer``'s: ``reply``, ``reply_tool``, ``reply_json``, ``fail`
 A request with ``"stream": true`` gets the same replies as ``chat.completion.chunk`` server-sent
 events ending in ``data: [DONE]`` (with a usage chunk when ``stream_options.include_usage`` asks for
 one): ``chunks`` says how the text is cut and ``pace_s`` how long to wait before each chunk.
+
+``reply(reasoning_tokens=...)`` reports reasoning as OpenAI does
+(``usage.completion_tokens_details.reasoning_tokens``, counted inside ``completion_tokens``);
+``reply(reasoning=...)`` adds reasoning text as OpenAI-compatible servers send it
+(``message.reasoning_content``; streamed as ``delta.reasoning_content`` chunks before the text).
 ``fail_midstream`` sends some text and then an error chunk; ``reset_midstream`` some text and then
 a dropped connection.
 
@@ -68,7 +73,9 @@ def completion_body(
     return body
 
 
-def _usage(prompt: int, completion: int, cached: int | None) -> dict[str, Any]:
+def _usage(
+    prompt: int, completion: int, cached: int | None, reasoning: int | None = None
+) -> dict[str, Any]:
     usage: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
@@ -76,6 +83,8 @@ def _usage(prompt: int, completion: int, cached: int | None) -> dict[str, Any]:
     }
     if cached is not None:
         usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    if reasoning is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     return usage
 
 
@@ -125,6 +134,9 @@ def _sse_completion(
     message = body["choices"][0]["message"]
     calls = message.get("tool_calls")
     parts: list[tuple[float, bytes]] = [(0.0, chunk({"role": "assistant", "content": ""}))]
+    thought = message.get("reasoning_content")
+    for piece in _pieces(thought, None) if isinstance(thought, str) else ():
+        parts.append((pace_s, chunk({"reasoning_content": piece})))
     if calls:
         call = calls[0]
         opening = {"index": 0, "id": call["id"], "type": "function"}
@@ -207,11 +219,21 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         delay_s: float = 0.0,
         chunks: Chunks | None = None,
         pace_s: float = 0.0,
+        reasoning_tokens: int | None = None,
+        reasoning: str | None = None,
     ) -> None:
         """Queue a 200 completion whose message content is ``text`` (``usage=False`` omits usage);
-        streamed in ``chunks``, ``pace_s`` apart, when the request asks for a stream."""
-        message = {"role": "assistant", "content": text, "refusal": refusal}
-        counts = _usage(prompt_tokens, completion_tokens, cached_tokens) if usage else None
+        streamed in ``chunks``, ``pace_s`` apart, when the request asks for a stream.
+        ``reasoning_tokens`` goes in ``completion_tokens_details``; ``reasoning`` is the
+        message's ``reasoning_content`` (a compatible server's reasoning text)."""
+        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": refusal}
+        if reasoning is not None:
+            message["reasoning_content"] = reasoning
+        counts = (
+            _usage(prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens)
+            if usage
+            else None
+        )
 
         def build(req: RecordedRequest) -> Answer:
             body = completion_body(

@@ -151,6 +151,8 @@ def build_request(
             model=args.model,
             max_tokens=args.max_tokens,
             temperature=args.temperature,
+            reasoning=getattr(args, "reasoning", None),
+            reasoning_budget_tokens=getattr(args, "reasoning_budget", None),
             repair_attempts=repair_attempts,
         )
     with translate(InvalidRequestError, "invalid request"):

@@ -128,6 +128,17 @@ def _region(target: Target) -> str:
     return f" (region {target.region})" if target.region else ""
 
 
+def _reasoning_lines(prepared: PreparedRun) -> Iterable[str]:
+    """The reasoning settings as the provider sends them, and how a level was mapped."""
+    plan = prepared.reasoning
+    if plan is None:
+        return
+    sent = json.dumps(plan.sent, ensure_ascii=False, sort_keys=True) if plan.sent else "nothing"
+    yield f"reasoning  sent {sent}"
+    for note in plan.notes:
+        yield f"  {note}"
+
+
 def format_prepared(prepared: PreparedRun) -> str:
     """``scriptorium prepare`` without ``--json``: what would be sent, where, how, and every hash."""
     target = prepared.target
@@ -143,12 +154,16 @@ def format_prepared(prepared: PreparedRun) -> str:
         f"key        {key}",
         "settings",
     ]
-    for name, value in prepared.settings.model_dump().items():
+    why = {} if prepared.reasoning is None else prepared.reasoning.ignored
+    settings = prepared.settings.model_dump()
+    width = max(map(len, settings))
+    for name, value in settings.items():
         source: str = prepared.settings_sources.get(name, "default")
         if name in prepared.ignored_settings:
             # Shown with its source, but not claimed to be sent: the provider does not take it.
-            source += f", ignored: {target.provider} does not take it"
-        lines.append(f"  {name:<15} {_setting(value):<12} ({source})")
+            source += f", ignored: {why.get(name) or f'{target.provider} does not take it'}"
+        lines.append(f"  {name:<{width}} {_setting(value):<12} ({source})")
+    lines.extend(_reasoning_lines(prepared))
     output = prepared.output
     lines.append(
         f"output     {output.format}, parse {output.parse}, strategy {output.strategy}, "

@@ -130,6 +130,19 @@ def _request_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, metavar="N", help="override max_tokens")
     parser.add_argument("--temperature", type=float, metavar="T", help="override temperature")
     parser.add_argument(
+        "--reasoning",
+        choices=("off", "low", "medium", "high", "xhigh", "max"),
+        metavar="LEVEL",
+        help="how much the model thinks: off, low, medium, high, xhigh or max (each provider "
+        "maps it to what the model takes; prepare shows it as sent)",
+    )
+    parser.add_argument(
+        "--reasoning-budget",
+        type=int,
+        metavar="TOKENS",
+        help="override reasoning_budget_tokens (a thinking budget, for models that take one)",
+    )
+    parser.add_argument(
         "--repair",
         action="store_true",
         help="repair invalid JSON output with the model: up to the prompt's repair_attempts, "

@@ -280,7 +280,7 @@ def build_openapi(
                 "responses": {
                     "200": {
                         "description": "the RunResult; with 'Accept: text/event-stream', the run "
-                        "as server-sent events attempt, text, partial, result and error",
+                        "as server-sent events attempt, reasoning, text, partial, result and error",
                         "content": {
                             **_json(by_name["RunResult"]),
                             "text/event-stream": {"schema": {"type": "string"}},

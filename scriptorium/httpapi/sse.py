@@ -3,18 +3,21 @@
 Events, each ``event: <name>`` and one ``data:`` line of JSON:
 
 - ``attempt``: an ``AttemptStarted`` (``{"type": "attempt_started", "attempt", "kind"}``);
+- ``reasoning``: a ``ReasoningDelta`` (``{"type": "reasoning_delta", "text", "attempt"}``), the
+  model's reasoning as the provider returns it, before the text it leads to;
 - ``text``: a ``TextDelta`` (``{"type": "text_delta", "text", "attempt"}``);
 - ``partial``: a ``PartialValue`` (``{"type": "partial_value", "value", "attempt"}``);
 - ``result``: the ``RunResult``, the very JSON a plain ``POST /v1/runs`` answers;
 - ``error``: the error body of the status table (``{"error": {"code", "message", ...}}``).
 
-Everything that fails before the model's first text (a bad request, a missing key, the provider
-refusing or staying overloaded through every retry) is an ordinary error answer with its status:
-the 200 and its headers are sent only once the first text is there, so a client sees a failure it
-can act on as the status it would get without streaming. From then on, a failure is an ``error``
-event and the stream ends. ``?require_valid=true`` with an invalid output sends the ``result`` and
-then an ``output_invalid`` ``error`` event. A client that goes away closes the run's connection to
-the provider. The run holds one of the server's run slots until its last event.
+Everything that fails before the model's first text or reasoning (a bad request, a missing key,
+the provider refusing or staying overloaded through every retry) is an ordinary error answer with
+its status: the 200 and its headers are sent only once the first text or reasoning is there, so
+a client sees a failure it can act on as the status it would get without streaming. From then on,
+a failure is an ``error`` event and the stream ends. ``?require_valid=true`` with an invalid
+output sends the ``result`` and then an ``output_invalid`` ``error`` event. A client that goes away
+closes the run's connection to the provider. The run holds one of the server's run slots until its
+last event.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ __all__ = ["EVENT_NAMES", "stream_run", "wants_events"]
 #: The SSE event name of each stream event type.
 EVENT_NAMES = {
     "attempt_started": "attempt",
+    "reasoning_delta": "reasoning",
     "text_delta": "text",
     "partial_value": "partial",
 }

@@ -49,7 +49,10 @@ def raw_job(payload: RawPayload, provider: Provider, client: MeteredClient) -> J
             system=payload.system,
             messages=(Message(role="user", content=payload.user),),
             settings=ExecutionSettings(
-                max_tokens=payload.max_tokens, temperature=payload.temperature
+                max_tokens=payload.max_tokens,
+                temperature=payload.temperature,
+                reasoning=payload.reasoning,
+                reasoning_budget_tokens=payload.reasoning_budget_tokens,
             ),
             metadata=payload.metadata,
         )
@@ -89,7 +92,7 @@ def prompt_job(
     from scriptorium.usecase.model import Overrides, RunRequest
 
     with translate(InvalidRequestError, "invalid prompt-run payload", field="overrides"):
-        overrides = Overrides.model_validate(payload.overrides)
+        overrides = Overrides.model_validate(payload.all_overrides())
     if provider.endpoint is not None and overrides.endpoint is None:
         overrides = overrides.model_copy(update={"endpoint": provider.endpoint})
     with translate(InvalidRequestError, "invalid prompt-run payload", field="payload"):

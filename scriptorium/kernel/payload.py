@@ -1,8 +1,10 @@
 """The init payload: a raw generation or a prompt run, told apart by their fields.
 
 A payload naming any prompt-run field (``prompt_id``, ``profile``, ``inputs``, ``artifacts``,
-``overrides``, ``root``) is a prompt run; any other payload is raw. ``metadata`` belongs to both.
-Unknown fields are refused: a misspelt ``max_token`` should fail loudly, not be ignored.
+``overrides``, ``root``) is a prompt run; any other payload is raw. ``metadata``, ``reasoning``
+(a level, ``off`` .. ``max``) and ``reasoning_budget_tokens`` belong to both: for a prompt run they
+are overrides (stating them in ``overrides`` as well is refused). Unknown fields are refused: a
+misspelt ``max_token`` should fail loudly, not be ignored.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from scriptorium._nulls import absent_when_null
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.errors import InvalidRequestError, translate
+from scriptorium.profile.model import Reasoning
 
 __all__ = ["PromptPayload", "RawPayload", "parse_payload"]
 
@@ -33,6 +36,9 @@ class RawPayload(BaseModel):
     max_tokens: int = Field(default=1024, ge=1, le=1_000_000)
     #: ``null`` leaves the provider's default.
     temperature: float | None = Field(default=0.7, ge=0.0, le=2.0)
+    #: How much the model thinks (absent: the provider's default), as ``settings.reasoning``.
+    reasoning: Reasoning = None
+    reasoning_budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -50,6 +56,9 @@ class PromptPayload(BaseModel):
     #: raw payload should not pay).
     overrides: dict[str, Any] = Field(default_factory=dict)
     root: str | None = None
+    #: Overrides of ``settings.reasoning`` / ``settings.reasoning_budget_tokens``, said once.
+    reasoning: Reasoning = None
+    reasoning_budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -57,6 +66,22 @@ class PromptPayload(BaseModel):
     def _nulls_are_absent(cls, data: Any) -> Any:
         # As in RunRequest: null for an optional field means "not given".
         return absent_when_null(data, ("inputs", "artifacts", "overrides", "metadata"))
+
+    def all_overrides(self) -> dict[str, Any]:
+        """``overrides`` with the top-level reasoning fields added; ``InvalidRequestError`` when
+        both places state one."""
+        merged = dict(self.overrides)
+        for name in ("reasoning", "reasoning_budget_tokens"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if merged.get(name) is not None:
+                raise InvalidRequestError(
+                    f"payload states {name} both at the top level and in overrides: say it once",
+                    field=name,
+                )
+            merged[name] = value
+        return merged
 
 
 def parse_payload(payload: dict[str, Any]) -> RawPayload | PromptPayload:

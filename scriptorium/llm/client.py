@@ -21,6 +21,7 @@ __all__ = [
     "AsyncClient",
     "AsyncStreamingClient",
     "Client",
+    "ReasoningChunk",
     "StreamItem",
     "StreamingClient",
     "TokenCounter",
@@ -28,7 +29,18 @@ __all__ = [
     "supports",
 ]
 
-#: What a client's stream yields: text chunks as they arrive, then the complete response.
+
+class ReasoningChunk(str):
+    """A piece of the model's reasoning in a client's stream, as it arrives (before the text it
+    leads to). A ``str``, so a stream stays ``str`` items then the response; a reader tells the
+    two apart with ``isinstance(item, ReasoningChunk)``. Reasoning chunks never add up to the
+    response's ``text`` (they add up to its ``reasoning``)."""
+
+    __slots__ = ()
+
+
+#: What a client's stream yields: text chunks as they arrive (any of them a
+#: :class:`ReasoningChunk`), then the complete response.
 StreamItem: TypeAlias = "str | LLMResponse"
 
 
@@ -52,7 +64,8 @@ class AsyncClient(Protocol):
 
 @runtime_checkable
 class StreamingClient(Protocol):
-    """A client that can stream: text chunks as they arrive, then the complete response."""
+    """A client that can stream: text chunks as they arrive (reasoning ones as
+    :class:`ReasoningChunk`), then the complete response."""
 
     def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
         """The response to ``request``, as it is written."""

@@ -29,6 +29,7 @@ __all__ = [
     "Uncounted",
     "Usage",
     "given_key",
+    "is_none",
     "is_short_key",
     "key_from_env",
 ]
@@ -83,6 +84,16 @@ class RedactedSecretStr(SecretStr):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (RedactedSecretStr, ("",))
+
+
+def is_none(value: Any) -> bool:
+    """Whether ``value`` is None: the ``exclude_if`` of optional fields added after results had
+    a published shape (left out of dumps when unset, so older readers and files see no change)."""
+    return value is None
+
+
+def _is_zero(value: int) -> bool:
+    return value == 0
 
 
 def _unwrap_secret(value: Any) -> Any:
@@ -171,7 +182,12 @@ class StructuredOutput(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token counts and cost. ``cost_micro`` is integer micro-USD; ``llm_calls`` counts HTTP requests."""
+    """Token counts and cost. ``cost_micro`` is integer micro-USD; ``llm_calls`` counts HTTP requests.
+
+    ``output_tokens`` counts every generated token, reasoning included; ``reasoning_tokens`` says
+    how many of them were reasoning (0 when the provider does not say), so pricing never counts a
+    reasoning token twice (see :mod:`scriptorium.llm.pricing`).
+    """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
@@ -184,6 +200,9 @@ class Usage(BaseModel):
     cache_write_1h_input_tokens: int = Field(default=0, ge=0)
     cost_micro: int = Field(default=0, ge=0)
     llm_calls: int = Field(default=0, ge=0)
+    #: How many of ``output_tokens`` the model spent reasoning, as the provider reports it (left
+    #: out of dumps when 0, so results of runs that do not reason read as they always did).
+    reasoning_tokens: int = Field(default=0, ge=0, exclude_if=_is_zero)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -196,6 +215,7 @@ class Usage(BaseModel):
             + other.cache_write_1h_input_tokens,
             cost_micro=self.cost_micro + other.cost_micro,
             llm_calls=self.llm_calls + other.llm_calls,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -258,7 +278,7 @@ class LLMRequest(BaseModel):
             "system": self.system,
             "messages": [m.hash_form() for m in self.messages],
             "target": self.target.hash_form(),
-            "settings": self.settings.model_dump(mode="json"),
+            "settings": self.settings.hash_form(),
             "structured_output": None
             if self.structured_output is None
             else self.structured_output.model_dump(mode="json", by_alias=True),
@@ -271,6 +291,10 @@ class LLMResponse(BaseModel):
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str = ""
+    #: The reasoning text the provider returned (its summaries included), apart from ``text``;
+    #: None (and left out of dumps) when it returned none. Redacted or encrypted reasoning is
+    #: never kept here.
+    reasoning: str | None = Field(default=None, exclude_if=is_none)
     model: str = ""
     #: ``stop``, ``length``, ``refusal``, ``tool_use``, or the provider's own value.
     finish_reason: str = "stop"

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from scriptorium.llm.client import Client
     from scriptorium.llm.media.limits import MediaLimits
     from scriptorium.llm.model import Failure, LLMRequest, ModelPrice
+    from scriptorium.llm.reasoning import ReasoningPlan
     from scriptorium.llm.retry.policy import RetryHooks
     from scriptorium.profile.model import ExecutionSettings
 
@@ -37,6 +38,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ProviderConfig",
     "ProviderSpec",
+    "ReasoningRule",
     "Registry",
     "Route",
     "WireView",
@@ -53,10 +55,11 @@ ENTRY_POINT_GROUP = "scriptorium.providers"
 class WireView:
     """What a request looks like on the wire, as far as ``prepare`` shows it: the system text
     sent, the structured-output strategy used (None when unknown or not structured), the
-    settings left out, and the schema keywords the provider's schema reduction drops (the full
-    schema is still validated locally)."""
+    settings left out, the schema keywords the provider's schema reduction drops (the full
+    schema is still validated locally), and how the reasoning settings are sent (None: the
+    provider maps none, or none was given)."""
 
-    __slots__ = ("dropped", "ignored_settings", "strategy", "system")
+    __slots__ = ("dropped", "ignored_settings", "reasoning", "strategy", "system")
 
     def __init__(
         self,
@@ -64,11 +67,13 @@ class WireView:
         strategy: str | None,
         ignored: tuple[str, ...],
         dropped: tuple[str, ...] = (),
+        reasoning: ReasoningPlan | None = None,
     ) -> None:
         self.system = system
         self.strategy = strategy
         self.ignored_settings = ignored
         self.dropped = dropped
+        self.reasoning = reasoning
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +113,9 @@ class ProviderConfig:
 MediaRules = Callable[[str | None, Mapping[str, Any], str | None], "MediaLimits | None"]
 #: ``(request) -> WireView``: what the adapter sends that the request alone does not say.
 WireRule = Callable[["LLMRequest"], WireView]
+#: ``(model, settings) -> ReasoningPlan``: how the reasoning settings go to a model (raises
+#: ``InvalidRequestError`` for settings that conflict, such as a budget not below max_tokens).
+ReasoningRule = Callable[[str, "ExecutionSettings"], "ReasoningPlan"]
 #: ``(request, limits, hooks) -> BatchProvider``: the provider's batch API for a run's request.
 BatchFactory = Callable[["LLMRequest", "BatchLimits | None", "RetryHooks"], "BatchProvider"]
 
@@ -162,6 +170,9 @@ class ProviderSpec:
     #: as an Anthropic endpoint ending in ``/v1`` (the SDK adds it). Checked wherever the
     #: endpoint came from: the profile, an override or the base-URL variable.
     endpoint_problem: Callable[[str], str | None] | None = None
+    #: Its mapping of the reasoning settings per model, from its dated capability table (None:
+    #: it maps none; the settings reach its client as they are).
+    reasoning: ReasoningRule | None = None
 
     def route_for(self, options: Mapping[str, Any], profile: str | None = None) -> Route:
         """How a profile with ``options`` reaches this provider (see :class:`Route`);
@@ -186,11 +197,28 @@ class ProviderSpec:
         """The settings that have a value but that this provider's adapter does not send."""
         return tuple(n for n in self.ignored_settings if getattr(settings, n) is not None)
 
+    def reasoning_plan(self, request: LLMRequest) -> ReasoningPlan | None:
+        """How ``request``'s reasoning settings go to its model; None when the request gives none
+        or this provider maps none. Raises ``InvalidRequestError`` for conflicting settings."""
+        settings = request.settings
+        if self.reasoning is None or (
+            settings.reasoning is None and settings.reasoning_budget_tokens is None
+        ):
+            return None
+        return self.reasoning(request.target.model, settings)
+
     def wire_view(self, request: LLMRequest) -> WireView:
-        """What ``request`` looks like on this provider's wire."""
+        """What ``request`` looks like on this provider's wire, its reasoning plan included (the
+        reasoning settings it leaves out are among the ignored ones)."""
         if self.wire is not None:
-            return self.wire(request)
-        return WireView(request.system, None, self.ignored(request.settings))
+            view = self.wire(request)
+        else:
+            view = WireView(request.system, None, self.ignored(request.settings))
+        plan = view.reasoning if view.reasoning is not None else self.reasoning_plan(request)
+        if plan is None:
+            return view
+        ignored = tuple(dict.fromkeys((*view.ignored_settings, *plan.ignored_settings)))
+        return WireView(view.system, view.strategy, ignored, view.dropped, plan)
 
     def option_problems(self, options: Mapping[str, Any], source: str | None) -> list[str]:
         """What is wrong with a profile's ``options`` for this provider (for ``check``)."""

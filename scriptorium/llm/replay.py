@@ -35,7 +35,7 @@ from scriptorium.hashing import REQUEST_HASH_VERSION
 from scriptorium.llm.client import AsyncClient, Client, Verifier, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec
-from scriptorium.llm.streaming import StreamItem, astream_of, chunked, stream_of
+from scriptorium.llm.streaming import StreamItem, astream_of, response_pieces, stream_of
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -331,7 +331,7 @@ class ReplayClient:
         client's stream passed through, recorded once it is complete."""
         if self.mode == "replay":
             response = self._replay(request)
-            yield from chunked(response.text)
+            yield from response_pieces(response, 4)
             yield response
             return
         for item in stream_of(self._inner, request):

@@ -4,7 +4,9 @@ the one reading loop every SDK adapter streams through.
 A streaming client yields the text as it arrives (``str`` chunks) and then, as its last item, the
 complete :class:`LLMResponse` (whose ``text`` is what the chunks add up to; usage, finish reason,
 attempts and metadata exactly as ``generate`` would report them). A client that ends without a
-response is taken at its word: the response is the chunks joined.
+response is taken at its word: the response is the chunks joined. Reasoning the model writes
+before its answer comes as :class:`~scriptorium.llm.client.ReasoningChunk` items (a ``str``
+subclass), which add up to the response's ``reasoning``, never to its text.
 
 Retries belong to the client and happen only before its first chunk; once text has been handed
 out a failure is final (``LLMGenerateError``; the run's driver fills in ``partial_text``).
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -43,6 +45,7 @@ from scriptorium.llm.client import (
     AsyncClient,
     AsyncStreamingClient,
     Client,
+    ReasoningChunk,
     StreamingClient,
     StreamItem,
     supports,
@@ -56,6 +59,7 @@ __all__ = [
     "EventDecoder",
     "EventReader",
     "Fold",
+    "ReasoningChunk",
     "StreamItem",
     "StreamSource",
     "StreamingClient",
@@ -65,6 +69,7 @@ __all__ = [
     "drive",
     "event_json",
     "is_event_stream",
+    "response_pieces",
     "sse_events",
     "stream_of",
 ]
@@ -81,6 +86,14 @@ def chunked(text: str, pieces: int = 4) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+def response_pieces(response: LLMResponse, pieces: int = 1) -> list[str]:
+    """A complete response as a stream hands it out: its reasoning (as
+    :class:`ReasoningChunk` items), then its text, each in about ``pieces`` chunks (the response
+    itself not included). Fakes, recordings and clients that cannot stream use it."""
+    reasoning = [ReasoningChunk(p) for p in chunked(response.reasoning or "", pieces)]
+    return [*reasoning, *chunked(response.text, pieces)]
+
+
 def stream_of(client: Any, request: LLMRequest) -> Iterator[StreamItem]:
     """``client``'s stream for ``request``: its own ``stream`` when it has one, else its
     ``generate`` answer as one chunk."""
@@ -93,8 +106,8 @@ def stream_of(client: Any, request: LLMRequest) -> Iterator[StreamItem]:
 
 def _one_chunk(client: Client, request: LLMRequest) -> Iterator[StreamItem]:
     response = client.generate(request)
-    if isinstance(response, LLMResponse) and response.text:
-        yield response.text
+    if isinstance(response, LLMResponse):
+        yield from response_pieces(response)
     yield response
 
 
@@ -113,8 +126,9 @@ async def _aone_chunk(client: Any, request: LLMRequest) -> AsyncIterator[StreamI
         if not supports(client, Client):
             raise LLMGenerateError("the client has no generate() or astream()", reason="config")
         response = await asyncio.to_thread(client.generate, request)
-    if isinstance(response, LLMResponse) and response.text:
-        yield response.text
+    if isinstance(response, LLMResponse):
+        for piece in response_pieces(response):
+            yield piece
     yield response
 
 
@@ -260,9 +274,11 @@ class Fold(Protocol):
     #: Whether the terminator (the event saying the answer is complete) has been read.
     complete: bool
 
-    def add(self, name: str | None, data: str) -> str | None:
-        """Take one event; the text it adds to the output (None or "" for none). Raises
-        :class:`ErrorEvent` for an error the server reported in the stream."""
+    def add(self, name: str | None, data: str) -> str | Sequence[str] | None:
+        """Take one event; the text it adds to the output (None or "" for none), a
+        :class:`ReasoningChunk` for reasoning, or several pieces in order when one event carries
+        more than one (reasoning then text in the same chunk). Raises :class:`ErrorEvent` for an
+        error the server reported in the stream."""
         ...
 
     def flush(self) -> str:
@@ -316,7 +332,8 @@ class StreamSource(Protocol[R]):
 
 class _Reading:
     """One attempt's reading of an event stream, without the I/O: the body's chunks go in
-    (:meth:`take`), text pieces come out; the text handed out so far is kept for the errors."""
+    (:meth:`take`), text and reasoning pieces come out; the answer text handed out so far is
+    kept for the errors (reasoning is not part of it)."""
 
     __slots__ = ("decoder", "fold", "head", "sent")
 
@@ -336,9 +353,12 @@ class _Reading:
             if fold.complete:
                 break
             piece = fold.add(name, data)
-            if piece:
-                pieces.append(piece)
-        self.sent.extend(pieces)
+            if isinstance(piece, str):
+                if piece:
+                    pieces.append(piece)
+            elif piece:
+                pieces.extend(p for p in piece if p)
+        self.sent.extend(p for p in pieces if not isinstance(p, ReasoningChunk))
         return pieces
 
     def opened(self, chunk: bytes | None) -> bool:
@@ -510,7 +530,7 @@ def _since(started: float) -> float:
 
 
 def _whole(response: LLMResponse) -> Iterator[StreamItem]:
-    """A complete answer that came as one body: its text as one piece, then the response."""
-    if response.text:
-        yield response.text
+    """A complete answer that came as one body: its reasoning and its text as one piece each,
+    then the response."""
+    yield from response_pieces(response)
     yield response

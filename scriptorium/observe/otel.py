@@ -269,12 +269,17 @@ class _ChatSpan:
             }
             if isinstance(response_id, str) and response_id:
                 attributes["gen_ai.response.id"] = response_id
+            if usage.reasoning_tokens:  # known only where the provider reports it
+                attributes["gen_ai.usage.reasoning_tokens"] = usage.reasoning_tokens
             if self._owner.capture_content:
+                parts = [{"type": "text", "content": response.text}]
+                if response.reasoning is not None:
+                    parts.insert(0, {"type": "reasoning", "content": response.reasoning})
                 attributes["gen_ai.output.messages"] = json.dumps(
                     [
                         {
                             "role": "assistant",
-                            "parts": [{"type": "text", "content": response.text}],
+                            "parts": parts,
                             "finish_reason": response.finish_reason,
                         }
                     ],

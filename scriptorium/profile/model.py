@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "DEFAULT_FALLBACK_ON",
@@ -16,10 +16,13 @@ __all__ = [
     "FALLBACK_REASONS",
     "NEVER_FALL_BACK_ON",
     "PROFILE_NAME_PATTERN",
+    "REASONING_LEVELS",
     "ExecutionSettings",
     "Pricing",
     "Profile",
     "RateLimits",
+    "Reasoning",
+    "ReasoningLevel",
     "SettingsPatch",
     "is_insecure_endpoint",
     "is_valid_profile_name",
@@ -103,8 +106,31 @@ def is_insecure_endpoint(url: str) -> bool:
     return parts.scheme == "http" and not _is_loopback(parts.hostname or "")
 
 
+#: How much a model thinks before it answers, from none to the most it can; each provider's spec
+#: maps a level to what its models take (an effort, a token budget, a thinking level).
+ReasoningLevel = Literal["off", "low", "medium", "high", "xhigh", "max"]
+#: The levels in rising order.
+REASONING_LEVELS: tuple[ReasoningLevel, ...] = ("off", "low", "medium", "high", "xhigh", "max")
+
+
+def _yaml_off(value: Any) -> Any:
+    # YAML 1.1 reads an unquoted `off` as false: it means the level, as it does for `cache: off`.
+    return "off" if value is False else value
+
+
+#: A reasoning setting: one of :data:`REASONING_LEVELS` (``false`` read as ``off``).
+Reasoning = Annotated[ReasoningLevel | None, BeforeValidator(_yaml_off)]
+#: The reasoning settings: in a request's hash only when given, so every request written before
+#: they existed keeps its hash (cassettes and batch state files keep matching).
+_UNSET_UNHASHED = ("reasoning", "reasoning_budget_tokens")
+
+
 class ExecutionSettings(BaseModel):
-    """The effective generation settings of a run, each bounded."""
+    """The effective generation settings of a run, each bounded.
+
+    ``reasoning`` (absent: the provider's default) and ``reasoning_budget_tokens`` (for models
+    that take a token budget) say how much the model thinks; each provider maps them per model.
+    """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
@@ -115,6 +141,18 @@ class ExecutionSettings(BaseModel):
     stop_sequences: tuple[str, ...] = Field(default=(), max_length=16)
     timeout_s: float = Field(default=60.0, gt=0.0, le=3600.0)
     max_retries: int = Field(default=2, ge=0, le=10)
+    reasoning: Reasoning = None
+    # Bounded loosely: each provider checks what its models take (Anthropic at least 1024).
+    reasoning_budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000)
+
+    def hash_form(self) -> dict[str, Any]:
+        """The settings as they count for ``request_hash``: every field, except a reasoning
+        setting that was not given (so requests from before those settings hash as they did)."""
+        data = self.model_dump(mode="json")
+        for name in _UNSET_UNHASHED:
+            if data[name] is None:
+                del data[name]
+        return data
 
 
 DEFAULT_SETTINGS = ExecutionSettings()
@@ -132,6 +170,9 @@ class SettingsPatch(BaseModel):
     stop_sequences: tuple[str, ...] | None = Field(default=None, max_length=16)
     timeout_s: float | None = Field(default=None, gt=0.0, le=3600.0)
     max_retries: int | None = Field(default=None, ge=0, le=10)
+    reasoning: Reasoning = None
+    # Bounded loosely: each provider checks what its models take (Anthropic at least 1024).
+    reasoning_budget_tokens: int | None = Field(default=None, ge=0, le=1_000_000)
 
     def given(self) -> dict[str, Any]:
         """The fields that were stated."""

@@ -1,7 +1,14 @@
 """The use case: the Runner orchestrating prompts, profiles, artifacts, rendering, the LLM and
 validation through their ports, plus its request/result types and the repair port."""
 
-from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
+from scriptorium.usecase.events import (
+    AttemptStarted,
+    Done,
+    PartialValue,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+)
 from scriptorium.usecase.model import (
     ArtifactRecord,
     AttemptRecord,
@@ -32,6 +39,7 @@ __all__ = [
     "Overrides",
     "PartialValue",
     "PreparedRun",
+    "ReasoningDelta",
     "RepairContext",
     "RepairResult",
     "RunRequest",

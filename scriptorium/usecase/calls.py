@@ -27,7 +27,7 @@ from typing import Protocol, cast, runtime_checkable
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
-from scriptorium.llm.streaming import astream_of, stream_of
+from scriptorium.llm.streaming import astream_of, response_pieces, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
 from scriptorium.usecase.flow import Answered, NextProfile, Outcome, Repair, Step
 from scriptorium.usecase.plan import Plan, Planner
@@ -256,8 +256,7 @@ def _aopened(step: Step, callees: Callees) -> AsyncIterator[StreamItem]:
 
 
 def _one_chunk(repaired: RepairResult) -> Iterator[StreamItem]:
-    if repaired.response.text:
-        yield repaired.response.text
+    yield from response_pieces(repaired.response)
     yield repaired.response
 
 

@@ -1,10 +1,12 @@
 """The events of a streamed run, discriminated by ``type``.
 
 A stream says :class:`AttemptStarted` before each generation (``initial``, then one per repair),
-:class:`TextDelta` for each piece of text as it arrives, :class:`PartialValue` whenever the JSON
-value readable so far changed (``json`` / ``json_schema`` outputs), and :class:`Done` with the
-:class:`RunResult` last. After ``AttemptStarted(kind="repair")`` the earlier text and partial values
-are superseded: a consumer drops them and starts over with the repair's.
+:class:`ReasoningDelta` for each piece of the model's reasoning (when the provider returns it,
+before the text it leads to), :class:`TextDelta` for each piece of text as it arrives,
+:class:`PartialValue` whenever the JSON value readable so far changed (``json`` / ``json_schema``
+outputs, read from the answer text only), and :class:`Done` with the :class:`RunResult` last.
+After ``AttemptStarted(kind="repair")`` the earlier text and partial values are superseded: a
+consumer drops them and starts over with the repair's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ __all__ = [
     "AttemptStarted",
     "Done",
     "PartialValue",
+    "ReasoningDelta",
     "StreamEvent",
     "TextDelta",
 ]
@@ -31,6 +34,18 @@ class TextDelta(BaseModel):
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     type: Literal["text_delta"] = "text_delta"
+    text: str
+    attempt: int = Field(ge=1)
+
+
+class ReasoningDelta(BaseModel):
+    """A piece of generation ``attempt``'s reasoning (the provider's thinking text or its
+    summary), in order: an attempt's reasoning deltas add up to its ``reasoning``, never to its
+    text, and no partial value is read from them."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
     text: str
     attempt: int = Field(ge=1)
 
@@ -70,5 +85,5 @@ class Done(BaseModel):
 
 #: Any stream event (``pydantic.TypeAdapter(StreamEvent)`` reads one back from its JSON form).
 StreamEvent = Annotated[
-    TextDelta | PartialValue | AttemptStarted | Done, Field(discriminator="type")
+    TextDelta | ReasoningDelta | PartialValue | AttemptStarted | Done, Field(discriminator="type")
 ]

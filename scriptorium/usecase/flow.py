@@ -317,7 +317,11 @@ class RunFlow:
             finished_at=finished,
             duration_ms=max(0.0, (finished - self._started).total_seconds() * 1000.0),
             prepared=prepared,
-            output=OutputRecord(text=last.response.text, sha256=hash_text(last.response.text)),
+            output=OutputRecord(
+                text=last.response.text,
+                sha256=hash_text(last.response.text),
+                reasoning=last.response.reasoning,
+            ),
             validation=verdict,
             attempts=attempts,
             usage=usage,
@@ -557,6 +561,7 @@ class _Generation:
         return AttemptRecord(
             kind=self.kind,
             text=self.response.text,
+            reasoning=self.response.reasoning,
             finish_reason=self.response.finish_reason,
             usage=usage,
             latency_ms=self.response.latency_ms,

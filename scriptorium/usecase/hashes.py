@@ -45,7 +45,7 @@ _frozen: dict[int, tuple[object, bytes]] = {}
 
 
 def _settings_json(settings: Any) -> bytes:
-    return canonical_json(settings.model_dump(mode="json"))
+    return canonical_json(settings.hash_form())
 
 
 def _target_json(target: Any) -> bytes:

@@ -21,7 +21,8 @@ from pydantic import ValidationError as PydanticValidationError
 from scriptorium._nulls import absent_when_null
 from scriptorium.artifact.model import ArtifactContent, ArtifactSource
 from scriptorium.errors import OutputInvalidError, describe
-from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage, given_key
+from scriptorium.llm.model import APIKey, CacheDirectives, Target, Usage, given_key, is_none
+from scriptorium.llm.reasoning import ReasoningPlan
 from scriptorium.profile.model import ExecutionSettings, SettingsPatch
 from scriptorium.prompt.model import Message
 from scriptorium.validate.model import OutputContract, ValidationIssue, ValidationResult
@@ -56,8 +57,9 @@ RequestKey = Annotated[APIKey | None, BeforeValidator(_blank_is_none)]
 
 
 class Overrides(SettingsPatch):
-    """Per-request overrides: every setting a profile may state, plus the model, the endpoint and
-    the number of repairs. ``None`` means "not given", so an explicit ``0``/``0.0`` always wins."""
+    """Per-request overrides: every setting a profile may state (``reasoning`` and
+    ``reasoning_budget_tokens`` included), plus the model, the endpoint and the number of
+    repairs. ``None`` means "not given", so an explicit ``0``/``0.0`` always wins."""
 
     model: str | None = Field(default=None, min_length=1, max_length=200)
     endpoint: str | None = None
@@ -123,6 +125,8 @@ class PreparedRun(BaseModel):
     ``ignored_settings`` names the settings that have a value (shown in ``settings`` with their
     source) but that the provider does not take, so they are not sent. ``output.strategy`` is
     the structured-output strategy the provider's adapter will use (``auto`` resolved).
+    ``reasoning`` is how the reasoning settings are sent to the model: the body members as
+    sent, what is left out and why, and a level moved to the nearest one the model takes.
     """
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
@@ -150,15 +154,21 @@ class PreparedRun(BaseModel):
     #: schema is still validated locally), as the adapter will report them in
     #: ``RunResult.metadata["schema_dropped"]``.
     schema_dropped: tuple[str, ...] = ()
+    #: How the reasoning settings go to the model, as its provider maps them (None: none was
+    #: given, or the provider maps none).
+    reasoning: ReasoningPlan | None = Field(default=None, exclude_if=is_none)
 
 
 class OutputRecord(BaseModel):
-    """The final output text and its digest."""
+    """The final output text and its digest, and the reasoning the provider returned with it
+    (None when none): never part of the text, the digest or validation."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     text: str
     sha256: str
+    #: Left out of dumps when None, as every result field added since (see ``llm.model.is_none``).
+    reasoning: str | None = Field(default=None, exclude_if=is_none)
 
 
 class AttemptRecord(BaseModel):
@@ -169,6 +179,9 @@ class AttemptRecord(BaseModel):
 
     kind: Literal["initial", "repair"]
     text: str
+    #: The reasoning the provider returned with this generation (None, left out of dumps, when
+    #: none).
+    reasoning: str | None = Field(default=None, exclude_if=is_none)
     finish_reason: str
     usage: Usage
     latency_ms: float

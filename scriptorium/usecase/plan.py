@@ -221,6 +221,7 @@ class Planner:
             request_hash=request_hash,
             cache=cache,
             schema_dropped=view.dropped,
+            reasoning=view.reasoning,
         )
         return Plan(
             prepared=prepared,

@@ -29,10 +29,17 @@ from typing import Any, Literal
 
 import scriptorium.usecase.calls as calls
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.client import StreamItem
+from scriptorium.llm.client import ReasoningChunk, StreamItem
 from scriptorium.llm.model import LLMResponse
 from scriptorium.usecase.calls import Callees
-from scriptorium.usecase.events import AttemptStarted, Done, PartialValue, StreamEvent, TextDelta
+from scriptorium.usecase.events import (
+    AttemptStarted,
+    Done,
+    PartialValue,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+)
 from scriptorium.usecase.flow import NextProfile, Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.offload import judged
@@ -50,11 +57,12 @@ class _AttemptEvents:
     """The events of one streamed generation, from its items: the streaming rules without the
     I/O."""
 
-    __slots__ = ("_outcome", "parser", "parts", "step")
+    __slots__ = ("_outcome", "parser", "parts", "step", "thoughts")
 
     def __init__(self, step: Step, json_output: bool) -> None:
         self.step = step
         self.parts: list[str] = []
+        self.thoughts: list[str] = []
         self.parser = PartialJSON() if json_output else None
         self._outcome: Outcome | None = None
 
@@ -74,11 +82,17 @@ class _AttemptEvents:
 
     def chunk(self, text: str) -> Iterator[StreamEvent]:
         """The delta of one chunk (none for an empty one), then the partial value after it when
-        it changed: computed once the delta was handed out, so parsing never delays the text.
+        it changed: computed once the delta was handed out, so parsing never delays the text. A
+        reasoning chunk is a :class:`ReasoningDelta`, kept out of the text and the partial value.
 
         A lone surrogate becomes U+FFFD here, as it does in the result (the same function), so no
         consumer is handed text it cannot encode; the result's ``encoding`` issue reports it."""
         if not text:
+            return
+        if isinstance(text, ReasoningChunk):
+            thought = replace_surrogates(text)[0]
+            self.thoughts.append(thought)
+            yield ReasoningDelta(text=thought, attempt=self.step.attempt)
             return
         text = replace_surrogates(text)[0]
         self.parts.append(text)
@@ -90,7 +104,11 @@ class _AttemptEvents:
     def answered(self, last: StreamItem | None) -> None:
         """The generation ended with ``last``, its response (the chunks joined when the client
         sent none)."""
-        response = last if isinstance(last, LLMResponse) else LLMResponse(text="".join(self.parts))
+        if isinstance(last, LLMResponse):
+            response = last
+        else:
+            reasoning = "".join(self.thoughts) or None
+            response = LLMResponse(text="".join(self.parts), reasoning=reasoning)
         self._outcome = (
             RepairResult(response=response) if isinstance(self.step, Repair) else response
         )
@@ -244,9 +262,9 @@ async def _ageneration(
 class RunStream:
     """A streamed run: an iterator of events and a context manager (see ``Engine.stream``).
 
-    Iterate it for :class:`TextDelta`, :class:`PartialValue`, :class:`AttemptStarted` and
-    :class:`Done` events; :meth:`result` returns the :class:`RunResult` (reading whatever was not
-    read yet). Leaving the ``with`` block, or :meth:`close`, stops the generation and closes its
+    Iterate it for :class:`TextDelta`, :class:`ReasoningDelta`, :class:`PartialValue`,
+    :class:`AttemptStarted` and :class:`Done` events; :meth:`result` returns the
+    :class:`RunResult` (reading whatever was not read yet). Leaving the ``with`` block, or :meth:`close`, stops the generation and closes its
     connection. A failure is raised where it happens, and again by :meth:`result`.
     """
 

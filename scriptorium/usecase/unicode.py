@@ -83,7 +83,11 @@ def clean_value(value: Any) -> tuple[Any, int]:
 
 def clean_response(response: LLMResponse) -> LLMResponse:
     """``response`` itself when every string in it is valid Unicode; else a copy with the lone
-    surrogates replaced and their number in ``metadata[METADATA_KEY]``."""
+    surrogates replaced and their number in ``metadata[METADATA_KEY]``. Its reasoning is cleaned
+    too but not counted there: reasoning is no part of the output, so it never makes one invalid."""
+    reasoning = response.reasoning
+    if reasoning is not None and not _valid(reasoning):
+        response = response.model_copy(update={"reasoning": replace_surrogates(reasoning)[0]})
     if (
         _valid(response.text)
         and _valid(response.model)

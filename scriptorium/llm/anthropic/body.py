@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scriptorium.artifact.media import PDF_TYPE, base_type
+from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.anthropic.api import (
     COUNT_TOKENS_PATH,
     IGNORED_SETTINGS,
@@ -35,6 +36,7 @@ from scriptorium.llm.anthropic.api import (
     PROVIDER,
 )
 from scriptorium.llm.anthropic.cache import apply_cache
+from scriptorium.llm.anthropic.reasoning import reasoning_plan
 from scriptorium.llm.anthropic.schema import (
     Strategy,
     choose_strategy,
@@ -44,6 +46,7 @@ from scriptorium.llm.anthropic.schema import (
 )
 from scriptorium.llm.media.wire import Encoder, b64_text, part_bytes
 from scriptorium.llm.model import LLMRequest, StructuredOutput
+from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
 from scriptorium.llm.sdk_http import encode_body
 from scriptorium.profile.model import ExecutionSettings
@@ -61,11 +64,12 @@ __all__ = [
     "encode_body",
     "message_params",
     "output_blocks",
+    "request_reasoning",
     "wire_view",
 ]
 
 # The members of a Messages body that the token-counting endpoint takes.
-_COUNTED = ("model", "system", "messages", "tools", "tool_choice")
+_COUNTED = ("model", "system", "messages", "tools", "tool_choice", "thinking")
 
 _TOOL_DESCRIPTION = "Record the answer in the required structure."
 
@@ -95,10 +99,19 @@ class MessagesBody:
     output: OutputBlocks | None = None
     #: Settings the request gives but the API does not take (said in the response metadata).
     ignored: tuple[str, ...] = ()
+    #: How the reasoning settings were sent (None: none was given).
+    reasoning: ReasoningPlan | None = None
 
 
-def _output_blocks(spec: StructuredOutput, model: str) -> OutputBlocks:
-    strategy = choose_strategy(spec, model)
+def _output_blocks(spec: StructuredOutput, model: str, thinking: bool) -> OutputBlocks:
+    strategy = choose_strategy(spec, model, thinking=thinking)
+    if strategy == "tool" and thinking:
+        raise InvalidRequestError(
+            f"output.strategy 'tool' cannot be used while {model} thinks (settings.reasoning "
+            "is on): the Messages API forces no tool during extended thinking; use strategy "
+            "native, prompt or auto, or set reasoning to off",
+            field="reasoning",
+        )
     schema = spec.schema_ if isinstance(spec.schema_, dict) else {}
     if strategy == "prompt":
         return OutputBlocks(strategy, instructions=prompt_instructions(spec))
@@ -118,23 +131,42 @@ def _output_blocks(spec: StructuredOutput, model: str) -> OutputBlocks:
 
 
 _MEMO_LIMIT = 64
-# id(spec) -> (spec, model, blocks). The entry holds the spec, so its id cannot be reused while
-# the entry lives; a hit also needs the very same object and an equal model name.
-_memo: dict[int, tuple[StructuredOutput, str, OutputBlocks]] = {}
+# id(spec) -> (spec, model, thinking, blocks). The entry holds the spec, so its id cannot be
+# reused while the entry lives; a hit also needs the very same object, an equal model name and
+# the same thinking (which decides whether a tool can be forced).
+_memo: dict[int, tuple[StructuredOutput, str, bool, OutputBlocks]] = {}
 _memo_lock = threading.Lock()
 
 
-def output_blocks(spec: StructuredOutput, model: str) -> OutputBlocks:
-    """The blocks for ``spec`` on ``model``, computed once per spec object and model."""
+def output_blocks(spec: StructuredOutput, model: str, *, thinking: bool = False) -> OutputBlocks:
+    """The blocks for ``spec`` on ``model`` (``thinking``: the model thinks with this request),
+    computed once per spec object, model and thinking. ``InvalidRequestError`` for a ``tool``
+    strategy while the model thinks."""
     hit = _memo.get(id(spec))
-    if hit is not None and hit[0] is spec and hit[1] == model:
-        return hit[2]
-    blocks = _output_blocks(spec, model)
+    if hit is not None and hit[0] is spec and hit[1] == model and hit[2] is thinking:
+        return hit[3]
+    blocks = _output_blocks(spec, model, thinking)
     with _memo_lock:
         if len(_memo) >= _MEMO_LIMIT:
             _memo.clear()
-        _memo[id(spec)] = (spec, model, blocks)
+        _memo[id(spec)] = (spec, model, thinking, blocks)
     return blocks
+
+
+def request_reasoning(request: LLMRequest) -> ReasoningPlan | None:
+    """How ``request``'s reasoning settings are sent (None: it gives none)."""
+    settings = request.settings
+    return reasoning_plan(request.target.model, settings) if asked(settings) else None
+
+
+def _add_reasoning(body: dict[str, Any], plan: ReasoningPlan) -> None:
+    """The plan's members into ``body``; its ``output_config`` merged with one a structured
+    output put there (a new dict: the structured-output blocks are shared)."""
+    for name, value in plan.sent.items():
+        if name == "output_config" and isinstance(body.get(name), dict):
+            body[name] = {**body[name], **value}
+        else:
+            body[name] = value
 
 
 def anthropic_content(
@@ -191,12 +223,16 @@ def build_body(request: LLMRequest, *, encode: Encoder = b64_text) -> MessagesBo
     }
     system = request.system or ""
     output = None
+    plan = request_reasoning(request)
+    thinking = plan is not None and plan.thinking
     spec = request.structured_output
     if spec is not None:
-        output = output_blocks(spec, request.target.model)
+        output = output_blocks(spec, request.target.model, thinking=thinking)
         body.update(output.members)
         if output.instructions:
             system = _with_instructions(system, output.instructions)
+    if plan is not None:
+        _add_reasoning(body, plan)
     if system:
         body["system"] = system
     if settings.stop_sequences:
@@ -205,10 +241,10 @@ def build_body(request: LLMRequest, *, encode: Encoder = b64_text) -> MessagesBo
     # 400 at any value: they are left out and said so.
     if request.cache is not None:
         apply_cache(body, request.cache, request.system)
-    ignored = _ignored(settings)
+    ignored = _ignored(settings, plan)
     # session_id is deliberately not sent as metadata.user_id: that field identifies an end user
     # for abuse handling, and a rendered session id is not one.
-    return MessagesBody(body, output, ignored)
+    return MessagesBody(body, output, ignored, plan)
 
 
 def count_tokens_body(body: dict[str, Any]) -> dict[str, Any]:
@@ -220,20 +256,23 @@ def count_tokens_body(body: dict[str, Any]) -> dict[str, Any]:
 def wire_view(request: LLMRequest) -> WireView:
     """What the adapter sends for ``request`` that the request alone does not say: the system text
     with any strategy instructions (the same memoised blocks the body is built from), the
-    strategy, and the settings left out."""
-    ignored = _ignored(request.settings)
+    strategy, the settings left out, and the reasoning plan (the one the body sends)."""
+    plan = request_reasoning(request)
+    ignored = _ignored(request.settings, plan)
     spec = request.structured_output
     if spec is None:
-        return WireView(request.system, None, ignored)
-    blocks = output_blocks(spec, request.target.model)
+        return WireView(request.system, None, ignored, reasoning=plan)
+    thinking = plan is not None and plan.thinking
+    blocks = output_blocks(spec, request.target.model, thinking=thinking)
     system = request.system
     if blocks.instructions:
         system = _with_instructions(system or "", blocks.instructions)
-    return WireView(system, blocks.strategy, ignored, blocks.dropped)
+    return WireView(system, blocks.strategy, ignored, blocks.dropped, plan)
 
 
-def _ignored(settings: ExecutionSettings) -> tuple[str, ...]:
-    return tuple(n for n in IGNORED_SETTINGS if getattr(settings, n) is not None)
+def _ignored(settings: ExecutionSettings, plan: ReasoningPlan | None) -> tuple[str, ...]:
+    ignored = tuple(n for n in IGNORED_SETTINGS if getattr(settings, n) is not None)
+    return ignored if plan is None else (*ignored, *plan.ignored_settings)
 
 
 def _with_instructions(system: str, instructions: str) -> str:

@@ -19,7 +19,16 @@ from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
 
-__all__ = ["FINISH", "USAGE_FIELDS", "Call", "Result", "reply_info"]
+__all__ = [
+    "FINISH",
+    "REDACTED_KEY",
+    "USAGE_FIELDS",
+    "Call",
+    "Result",
+    "reasoning_text",
+    "reply_info",
+    "thinking_tokens",
+]
 
 #: What one successful attempt gives: the parsed 200 body and what its headers said
 #: (:func:`reply_info`: the request id, a gateway's cost).
@@ -42,6 +51,41 @@ USAGE_FIELDS = (
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
 )
+
+
+#: Where a response's metadata says how many thinking blocks came redacted or without their
+#: text (counted, never kept).
+REDACTED_KEY = "reasoning_redacted"
+
+
+def thinking_tokens(usage: Any) -> int:
+    """How many of a usage object's output tokens were thinking (its
+    ``output_tokens_details.thinking_tokens``; 0 when it does not say), never more than its
+    ``output_tokens``: they are counted inside them, and priced there once."""
+    details = usage.get("output_tokens_details") if isinstance(usage, dict) else None
+    count = details.get("thinking_tokens") if isinstance(details, dict) else None
+    if type(count) is not int or count < 0:
+        return 0
+    output = usage.get("output_tokens") if isinstance(usage, dict) else None
+    return min(count, output) if type(output) is int and output >= 0 else count
+
+
+def reasoning_text(blocks: list[dict[str, Any]]) -> tuple[str | None, int]:
+    """The thinking text of a message's content blocks (blocks joined by a blank line; None when
+    there is none) and how many thinking blocks came redacted or without their text."""
+    texts: list[str] = []
+    hidden = 0
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "redacted_thinking":
+            hidden += 1
+        elif kind == "thinking":
+            text = block.get("thinking")
+            if isinstance(text, str) and text:
+                texts.append(text)
+            else:
+                hidden += 1
+    return ("\n\n".join(texts) if texts else None), hidden
 
 
 def _usage_ok(usage: Any) -> bool:
@@ -176,12 +220,17 @@ class Call(SDKCall[Result]):
             **{f: raw_usage.get(f) or 0 for f in USAGE_FIELDS},
             cache_write_1h_input_tokens=one_hour_writes(raw_usage),
             llm_calls=attempts,
+            reasoning_tokens=thinking_tokens(raw_usage),
         )
+        reasoning, hidden = reasoning_text(body["content"])
+        if hidden:
+            metadata[REDACTED_KEY] = hidden
         reported = body.get("model")
         model = reported if isinstance(reported, str) and reported else self.model
         usage = usage.model_copy(update={"cost_micro": self._cost(usage, model, metadata)})
         return LLMResponse(
             text=text,
+            reasoning=reasoning,
             model=model,
             finish_reason=finish,
             usage=usage,

@@ -52,9 +52,10 @@ def supports_native(model: str) -> bool:
     return (major, minor) >= _NATIVE_FROM[family]
 
 
-def choose_strategy(spec: StructuredOutput, model: str) -> Strategy:
-    """The strategy actually used: ``auto`` becomes native where supported, else tool; a request
-    for plain JSON (no schema) is always met with prompt instructions."""
+def choose_strategy(spec: StructuredOutput, model: str, *, thinking: bool = False) -> Strategy:
+    """The strategy actually used: ``auto`` becomes native where supported, else tool (else
+    prompt when the model thinks: the API forces no tool while it does); a request for plain
+    JSON (no schema) is always met with prompt instructions."""
     if spec.format == "json" or not isinstance(spec.schema_, dict):
         return "prompt"
     if spec.strategy != "auto":
@@ -62,7 +63,7 @@ def choose_strategy(spec: StructuredOutput, model: str) -> Strategy:
     narrowed = any(d.startswith("narrowed:") for d in reduce_schema_cached(spec.schema_)[1])
     if supports_native(model) and not narrowed:
         return "native"
-    return "tool"
+    return "prompt" if thinking else "tool"
 
 
 def tool_name(name: str) -> str:

@@ -24,6 +24,7 @@ from scriptorium.llm.anthropic.platforms import (
     option_problems,
     route,
 )
+from scriptorium.llm.anthropic.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ SPEC = ProviderSpec(
     prices=PRICES,
     cache_minimum=_cache_minimum,
     classify=_classify,
+    reasoning=reasoning_plan,
     endpoint_problem=_endpoint_problem,
     route=route,
     check_options=option_problems,

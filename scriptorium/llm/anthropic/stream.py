@@ -11,7 +11,10 @@ non-streamed reply would have had, and ``message_stop`` is the terminator. That 
 into the :class:`LLMResponse` by the same code as a non-streamed reply, so usage, cost, finish
 reason and metadata cannot differ. With the ``tool`` strategy the deltas are the tool input's JSON
 as the model writes it (without the ``{"value": ...}`` wrapper a non-object schema travels in);
-the output text is that input serialised as ``generate`` gives it.
+the output text is that input serialised as ``generate`` gives it. A thinking block's
+``thinking_delta`` events are handed out as :class:`~scriptorium.llm.client.ReasoningChunk`
+pieces; its ``signature_delta`` and a ``redacted_thinking`` block are folded into the body (where
+they are counted, as in a plain reply), never handed out.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, Result, reply_inf
 from scriptorium.llm.anthropic.eventstream import EVENT_STREAM_TYPE, BedrockEvents
 from scriptorium.llm.anthropic.platforms import BEDROCK, post, sending, stream_args
 from scriptorium.llm.anthropic.sdk import classify, sdk
+from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
@@ -125,6 +129,14 @@ class Fold:
                 self.blocks.append({"type": "tool_use", "name": block.get("name"), "parts": []})
             elif kind == "text":
                 self.blocks.append({"type": "text", "parts": [_text(block.get("text"))]})
+            elif kind == "thinking":
+                opening = block.get("thinking")
+                parts = [opening] if isinstance(opening, str) and opening else []
+                self.blocks.append({"type": "thinking", "parts": parts, "signature": ""})
+                if parts:
+                    return ReasoningChunk(parts[0])
+            elif kind == "redacted_thinking":
+                self.blocks.append({"type": kind, "parts": [], "data": block.get("data")})
             else:
                 self.blocks.append({"type": kind, "parts": []})
         elif kind == "message_start":
@@ -150,6 +162,13 @@ class Fold:
             text = _text(delta.get("text"))
             block["parts"].append(text)
             return text if self.tool is None else None
+        if kind == "thinking_delta" and block["type"] == "thinking":
+            thought = _text(delta.get("thinking"))
+            block["parts"].append(thought)
+            return ReasoningChunk(thought) if thought else None
+        if kind == "signature_delta" and block["type"] == "thinking":
+            block["signature"] += _text(delta.get("signature"))
+            return None
         if kind == "input_json_delta" and block["type"] == "tool_use":
             partial = _text(delta.get("partial_json"))
             block["parts"].append(partial)
@@ -167,6 +186,9 @@ class Fold:
             value = _dict(usage).get(field)
             if type(value) is int and value >= 0:
                 self.usage[field] = value
+        details = _dict(usage).get("output_tokens_details")
+        if isinstance(details, dict):  # the thinking tokens among the output ones
+            self.usage["output_tokens_details"] = details
 
     def body(self) -> dict[str, Any]:
         """The message these events spelled out."""
@@ -175,6 +197,12 @@ class Fold:
             text = "".join(block["parts"])
             if block["type"] == "text":
                 content.append({"type": "text", "text": text})
+            elif block["type"] == "thinking":
+                content.append(
+                    {"type": "thinking", "thinking": text, "signature": block["signature"]}
+                )
+            elif block["type"] == "redacted_thinking":
+                content.append({"type": "redacted_thinking", "data": block["data"]})
             elif block["type"] == "tool_use":
                 try:
                     value = json.loads(text) if text.strip() else {}

@@ -3,8 +3,9 @@
 
 Each row's ``body`` is the Chat Completions body the OpenAI adapter builds for a run
 (:func:`scriptorium.llm.openai.body.build_params`), and a completed row is read back by the
-adapter's own :func:`~scriptorium.llm.openai.call.parse_completion`. A batch holds one model, so rows are grouped by
-model. Batches carry our chunk tag in ``metadata``, which makes the in-doubt lookup exact.
+adapter's own :func:`~scriptorium.llm.openai.call.read_completion`. A batch holds one model, so
+rows are grouped by model. Batches carry our chunk tag in ``metadata``, which makes the
+in-doubt lookup exact.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.openai.api import BATCH_LIMITS, DEFAULT_BASE_URL, PRICES, PROVIDER
 from scriptorium.llm.openai.azure import BATCH_ENDPOINT, Deployment, azure_client
 from scriptorium.llm.openai.body import build_params, openai_strategy
-from scriptorium.llm.openai.call import azure_cost, parse_completion
+from scriptorium.llm.openai.call import azure_cost, read_completion
 from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
@@ -198,10 +199,11 @@ class OpenAIBatches(SDKBatches):
         # The strategy the row was built with, without building its body again.
         strategy = openai_strategy(request.structured_output)
         raw = json.dumps(row.body).encode("utf-8")
-        text, finish, usage, metadata = parse_completion(raw, strategy)
+        (text, finish, usage, metadata), reasoning = read_completion(raw, strategy)
         metadata.update({"provider": PROVIDER, "strategy": strategy})
         response = LLMResponse(
             text=text,
+            reasoning=reasoning,
             model=metadata.get("response_model") or model,
             finish_reason=finish,
             usage=usage,

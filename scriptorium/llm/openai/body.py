@@ -28,7 +28,9 @@ from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.openai.api import IGNORED_SETTINGS, PROVIDER, is_openai_endpoint
 from scriptorium.llm.openai.azure import is_azure
 from scriptorium.llm.openai.cache import cache_params
+from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.openai.schema import strict_schema
+from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message, TextPart, content_text
@@ -40,6 +42,7 @@ __all__ = [
     "openai_messages",
     "openai_strategy",
     "openai_system",
+    "request_reasoning",
     "wire_view",
 ]
 
@@ -87,6 +90,9 @@ def build_params(
         params["top_p"] = settings.top_p
     if settings.stop_sequences:
         params["stop"] = list(settings.stop_sequences)
+    plan = request_reasoning(request)
+    if plan is not None:
+        params.update(plan.sent)
 
     structured = request.structured_output
     # The strategy and the system text are the ones prepare shows (wire_view).
@@ -209,13 +215,29 @@ def _append(system: str | None, text: str) -> str:
     return f"{system}\n\n{text}" if system else text
 
 
-def ignored_settings(settings: ExecutionSettings) -> tuple[str, ...]:
-    """The settings with a value that the API does not take (never sent; said in metadata)."""
-    return tuple(n for n in IGNORED_SETTINGS if getattr(settings, n) is not None)
+def request_reasoning(request: LLMRequest) -> ReasoningPlan | None:
+    """How ``request``'s reasoning settings are sent (None: it gives none)."""
+    settings = request.settings
+    return reasoning_plan(request.target.model, settings) if asked(settings) else None
+
+
+def ignored_settings(
+    settings: ExecutionSettings, plan: ReasoningPlan | None = None
+) -> tuple[str, ...]:
+    """The settings with a value that the API does not take (never sent; said in metadata),
+    the reasoning settings ``plan`` leaves out included."""
+    ignored = tuple(n for n in IGNORED_SETTINGS if getattr(settings, n) is not None)
+    return ignored if plan is None else (*ignored, *plan.ignored_settings)
 
 
 def wire_view(request: LLMRequest) -> WireView:
     """What the adapter sends for ``request`` that the request alone does not say: the system
-    text, the strategy, and the settings left out."""
+    text, the strategy, the settings left out, and the reasoning plan (the one the body sends)."""
     strategy = openai_strategy(request.structured_output)
-    return WireView(openai_system(request, strategy), strategy, ignored_settings(request.settings))
+    plan = request_reasoning(request)
+    return WireView(
+        openai_system(request, strategy),
+        strategy,
+        ignored_settings(request.settings, plan),
+        reasoning=plan,
+    )

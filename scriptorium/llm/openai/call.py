@@ -1,6 +1,7 @@
 """One request's way through Chat Completions: the :class:`Call` every path builds (generate,
-stream, batch rows), and :func:`parse_completion`, the one reader of a completion body (text,
-finish reason, usage, metadata) for a reply, a folded stream and a batch row alike."""
+stream, batch rows), and :func:`read_completion`, the one reader of a completion body (text,
+finish reason, usage, metadata, reasoning text) for a reply, a folded stream and a batch row
+alike (:func:`parse_completion` is its reading without the reasoning text)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,21 @@ from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.openai.api import CHAT_PATH, DEFAULT_BASE_URL, PRICES, PROVIDER
 from scriptorium.llm.openai.azure import Deployment, deployment_of, priced_as
-from scriptorium.llm.openai.body import build_params, ignored_settings
+from scriptorium.llm.openai.body import build_params, ignored_settings, request_reasoning
 from scriptorium.llm.openai.sdk import http_response_class
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.sdk_http import encode_body
 
-__all__ = ["FINISH", "Call", "Completion", "Result", "azure_cost", "parse_completion"]
+__all__ = [
+    "FINISH",
+    "REASONING_FIELDS",
+    "Call",
+    "Completion",
+    "Result",
+    "azure_cost",
+    "parse_completion",
+    "read_completion",
+]
 
 #: The API's finish reasons as scriptorium's (any other passes through).
 FINISH = {
@@ -32,9 +42,14 @@ FINISH = {
 
 #: A completion read: text, finish reason, usage (tokens only) and metadata.
 Completion = tuple[str, str, Usage, dict[str, Any]]
-#: What one successful attempt gives: the completion read, and what its headers said (the
-#: request id, a gateway's cost: :func:`scriptorium.llm.adapter.reply_metadata`).
-Result = tuple[Completion, dict[str, Any]]
+#: What one successful attempt gives: the completion read, what its headers said (the request
+#: id, a gateway's cost: :func:`scriptorium.llm.adapter.reply_metadata`) and its reasoning text.
+Result = tuple[Completion, dict[str, Any], str | None]
+
+#: The message (and delta) members OpenAI-compatible servers return reasoning text in:
+#: ``reasoning_content`` (vLLM, DeepSeek, llama.cpp) and ``reasoning`` (Ollama, OpenRouter).
+#: OpenAI's own Chat Completions returns none (only the count of reasoning tokens).
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 def _invalid(message: str) -> LLMGenerateError:
@@ -53,12 +68,29 @@ def _count(holder: Any, key: str) -> int:
 
 
 def parse_completion(raw: bytes, strategy: str | None) -> Completion:
-    """Text, finish reason, usage (tokens only) and metadata from a 200 body; ``invalid_response``
-    when the body is not a chat completion.
+    """Text, finish reason, usage (tokens only) and metadata from a 200 body (see
+    :func:`read_completion`, which also gives the reasoning text)."""
+    return read_completion(raw, strategy)[0]
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    """The reasoning text a compatible server put in the message (None: none)."""
+    for name in REASONING_FIELDS:
+        value = message.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def read_completion(raw: bytes, strategy: str | None) -> tuple[Completion, str | None]:
+    """Text, finish reason, usage (tokens only) and metadata from a 200 body, and the reasoning
+    text it carries (None: none); ``invalid_response`` when the body is not a chat completion.
 
     ``input_tokens`` is ``prompt_tokens`` minus the cached tokens, which are reported as
     ``cache_read_input_tokens``: OpenAI counts cached tokens inside ``prompt_tokens``, and pricing
-    charges each class once.
+    charges each class once. ``reasoning_tokens`` comes from
+    ``completion_tokens_details.reasoning_tokens``, counted inside ``completion_tokens`` (so
+    inside ``output_tokens``, priced there once).
     """
     try:
         body = json.loads(raw)
@@ -105,16 +137,20 @@ def parse_completion(raw: bytes, strategy: str | None) -> Completion:
     prompt = _count(usage_body, "prompt_tokens")
     details = usage_body.get("prompt_tokens_details")
     cached = min(prompt, _count(details, "cached_tokens") if isinstance(details, dict) else 0)
+    completion = _count(usage_body, "completion_tokens")
+    output_details = usage_body.get("completion_tokens_details")
+    reasoned = _count(output_details, "reasoning_tokens") if isinstance(output_details, dict) else 0
     usage = Usage(
         input_tokens=prompt - cached,
-        output_tokens=_count(usage_body, "completion_tokens"),
+        output_tokens=completion,
         cache_read_input_tokens=cached,
+        reasoning_tokens=min(reasoned, completion),
     )
     if isinstance(body.get("model"), str):
         metadata["response_model"] = body["model"]
     if isinstance(body.get("service_tier"), str):
         metadata["service_tier"] = body["service_tier"]
-    return text, finish, usage, metadata
+    return (text, finish, usage, metadata), _reasoning(message)
 
 
 def azure_cost(
@@ -183,9 +219,8 @@ class Call(SDKCall[Result]):
     def read(self, raw: Any) -> Result:
         """An HTTP response (``content`` and ``headers``) read. Parsed inside the attempt, so an
         invalid 200 fails through the retry loop like any failure and carries its attempt count."""
-        return parse_completion(raw.content, self.strategy), reply_metadata(
-            raw.headers, "x-request-id"
-        )
+        completion, reasoning = read_completion(raw.content, self.strategy)
+        return completion, reply_metadata(raw.headers, "x-request-id"), reasoning
 
     def cost(self, usage: Usage, reported: Any, *, batch: bool = False) -> tuple[int, str | None]:
         """What ``usage`` costs and the pricing note: by the profile's model name (what its
@@ -200,7 +235,7 @@ class Call(SDKCall[Result]):
 
     def response(self, result: Result, attempts: int, elapsed_s: float) -> LLMResponse:
         """The ``LLMResponse`` of a completion read and what its headers said."""
-        (text, finish, usage, metadata), reply = result
+        (text, finish, usage, metadata), reply, reasoning = result
         request_id = reply.get("request_id")
         request = self.request
         cost, note = self.cost(usage, metadata.get("response_model"))
@@ -212,11 +247,12 @@ class Call(SDKCall[Result]):
             metadata["gateway_cost"] = reply["gateway_cost"]
         if note:
             metadata["pricing"] = note
-        ignored = ignored_settings(request.settings)
+        ignored = ignored_settings(request.settings, request_reasoning(request))
         if ignored:
             metadata["ignored_settings"] = list(ignored)
         return LLMResponse(
             text=text,
+            reasoning=reasoning,
             model=metadata.get("response_model") or request.target.model,
             finish_reason=finish,
             usage=usage,

@@ -26,6 +26,7 @@ from scriptorium.llm.openai.azure import (
     option_problems,
     route,
 )
+from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
 
 if TYPE_CHECKING:
@@ -101,4 +102,5 @@ SPEC = ProviderSpec(
     classify=_classify,
     route=route,
     check_options=option_problems,
+    reasoning=reasoning_plan,
 )

@@ -4,12 +4,14 @@
 The SDK sends the request (auth, headers and error statuses stay the SDK's) and hands back the
 HTTP response unread. What this module adds to the shared loop is the Chat Completions part:
 :class:`Fold` reads the chunks back into the ``chat.completion`` body a non-streamed request
-would have returned, and that body goes through :func:`~scriptorium.llm.openai.call.parse_completion`,
-so text, finish reason, usage and metadata are read by one piece of code for both paths. The
+would have returned, and that body goes through
+:func:`~scriptorium.llm.openai.call.read_completion`, so text, finish reason, usage and metadata are read by one piece of code for both paths. The
 deltas are the message content (the tool call's arguments with the ``tool`` strategy; a refusal's
 text when the model refuses). The terminator is the pair the API ends every stream with: a
 finish reason, then ``data: [DONE]``; a chunk with an ``error`` object is the server's failure,
-classified by :func:`~scriptorium.llm.openai.sdk.classify`.
+classified by :func:`~scriptorium.llm.openai.sdk.classify`. Reasoning text an OpenAI-compatible
+server streams (a delta's ``reasoning_content`` or ``reasoning``) is handed out as
+:class:`~scriptorium.llm.client.ReasoningChunk` pieces and folded into the body's message.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import PROVIDER
-from scriptorium.llm.openai.call import Call, Result
+from scriptorium.llm.openai.call import REASONING_FIELDS, Call, Result
 from scriptorium.llm.openai.sdk import classify
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.streaming import (
@@ -60,12 +63,14 @@ class Fold:
         "ident",
         "model",
         "name",
+        "reasoning",
         "refusal",
         "usage",
     )
 
     def __init__(self) -> None:
         self.content: list[str] = []
+        self.reasoning: list[str] = []
         self.refusal: list[str] = []
         self.args: list[str] = []
         self.name: str | None = None
@@ -75,8 +80,9 @@ class Fold:
         self.ident: str | None = None
         self.complete = False
 
-    def add(self, name: str | None, data: str) -> str | None:
-        """Take one event; the text it adds to the output, if any."""
+    def add(self, name: str | None, data: str) -> list[str] | None:
+        """Take one event; the pieces it adds (its reasoning as a ``ReasoningChunk``, then its
+        text), if any."""
         if data.strip() == DONE:
             # The end the API promises; without a finish reason before it the answer was cut
             # short all the same (the stream then ends incomplete).
@@ -98,15 +104,22 @@ class Fold:
         if isinstance(choice.get("finish_reason"), str):
             self.finish = choice["finish_reason"]
         delta = _dict(choice.get("delta"))
-        piece: str | None = None
+        pieces: list[str] = []
+        thought = next((t for n in REASONING_FIELDS if (t := _texts(delta.get(n)))), "")
+        if thought:
+            self.reasoning.append(thought)
+            pieces.append(ReasoningChunk(thought))
+        # The answer's text: the content, else a refusal's text, else the tool call's arguments
+        # (one delta carries one of them; the last one given stands, as it always did).
+        text: str | None = None
         content = _texts(delta.get("content"))
         if content:
             self.content.append(content)
-            piece = content
+            text = content
         refusal = _texts(delta.get("refusal"))
         if refusal:
             self.refusal.append(refusal)
-            piece = refusal
+            text = refusal
         calls = delta.get("tool_calls")
         if isinstance(calls, list) and calls:
             function = _dict(_dict(calls[0]).get("function"))
@@ -115,8 +128,10 @@ class Fold:
             arguments = _texts(function.get("arguments"))
             if arguments:
                 self.args.append(arguments)
-                piece = arguments
-        return piece
+                text = arguments
+        if text:
+            pieces.append(text)
+        return pieces or None
 
     def flush(self) -> str:
         """Nothing is held back: every delta is handed out as it comes."""
@@ -129,6 +144,8 @@ class Fold:
             "content": "".join(self.content) if self.content else None,
             "refusal": "".join(self.refusal) if self.refusal else None,
         }
+        if self.reasoning:
+            message["reasoning_content"] = "".join(self.reasoning)
         if self.args or self.name:
             function = {"name": self.name or "", "arguments": "".join(self.args)}
             message["tool_calls"] = [{"id": "call", "type": "function", "function": function}]

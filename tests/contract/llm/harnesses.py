@@ -171,6 +171,19 @@ class Harness:
         """The next request is answered with ``value`` in the shape ``strategy`` asks for."""
         self.cannot("strategies")
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        """The next request is answered with ``text`` after the model reasoned ``reasoning``,
+        ``reasoning_tokens`` of its ``output_tokens`` (input: 10 tokens)."""
+        self.cannot("reasoning")
+
     def fail(self, status: int, *, headers: Mapping[str, str] | None = None) -> None:
         """The next request is answered with an error status."""
         self.cannot("transport")
@@ -418,6 +431,23 @@ class AnthropicHarness(_HTTPHarness):
         else:
             self.server.reply(json.dumps(value))
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        self.server.reply(
+            text,
+            thinking=reasoning,
+            thinking_tokens=reasoning_tokens,
+            usage={"input_tokens": 10, "output_tokens": output_tokens},
+            chunks=chunks,
+        )
+
     def wire_strategy(self) -> str:
         body = self.last_body()
         if "tools" in body:
@@ -469,6 +499,25 @@ class OpenAIHarness(_HTTPHarness):
             self.server.reply_tool(json.dumps(value))
         else:
             self.server.reply(json.dumps(value))
+
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        # As an OpenAI-compatible server returns it (OpenAI's own returns only the count).
+        self.server.reply(
+            text,
+            reasoning=reasoning,
+            reasoning_tokens=reasoning_tokens,
+            prompt_tokens=10,
+            completion_tokens=output_tokens,
+            chunks=chunks,
+        )
 
     def wire_strategy(self) -> str:
         body = self.last_body()
@@ -614,6 +663,7 @@ class FakeProviderHarness(Harness):
         "strategies": "follows no structured-output strategy (it answers its canned text)",
         "finish": "always finishes with stop",
         "usage": "estimates its token counts from the text (a quarter of its length)",
+        "reasoning": "answers its canned text: it returns no reasoning",
     }
 
     def __init__(self) -> None:
@@ -680,6 +730,22 @@ class FakeClientHarness(Harness):
             LLMResponse(text=text, model=self.model, finish_reason=finish, usage=usage)
         )
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        usage = Usage(
+            input_tokens=10, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens
+        )
+        self._script.append(
+            LLMResponse(text=text, reasoning=reasoning, model=self.model, usage=usage)
+        )
+
 
 class ReplayHarness(Harness):
     """``ReplayClient`` over a cassette the test records through the ``anthropic`` harness."""
@@ -735,6 +801,19 @@ class ReplayHarness(Harness):
 
     def answer_structured(self, value: Any, strategy: str) -> None:
         self.inner.answer_structured(value, strategy)
+
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        self.inner.answer_reasoning(
+            text, reasoning, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens
+        )
 
     def wire_strategy(self) -> str:
         return self.inner.wire_strategy()  # what the recording sent

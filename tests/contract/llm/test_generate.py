@@ -176,3 +176,17 @@ def test_lone_surrogates_in_an_answer_become_replacement_characters(
     assert not result.validation.valid
     assert [i.keyword for i in result.validation.issues] == ["encoding"]
     result.model_dump_json()  # the result serialises
+
+
+def test_reasoning_comes_back_apart_from_the_text_and_is_priced_once(harness: Harness) -> None:
+    """The model's reasoning is the response's ``reasoning``, never its text; its tokens are among
+    the output tokens, so the cost is the same as for an answer without reasoning."""
+    harness.answer_reasoning(
+        "Hello", "The user greets me.", output_tokens=345, reasoning_tokens=300
+    )
+    response = harness.run(lambda client: client.generate(harness.request()))
+    assert response.text == "Hello"
+    assert response.reasoning == "The user greets me."
+    assert (response.usage.output_tokens, response.usage.reasoning_tokens) == (345, 300)
+    if harness.pricing == "table":
+        assert response.usage.cost_micro == _table_cost(harness.priced_as or harness.model, 10, 345)
