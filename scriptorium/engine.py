@@ -3,8 +3,9 @@ validator and the provider router over a project directory, and hands requests t
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from scriptorium.batch.work import Recipe, RowWork
     from scriptorium.check.problems import Problem
     from scriptorium.check.view import ProjectView
+    from scriptorium.evals.cassettes import CassetteMode
+    from scriptorium.evals.report import TestReport
+    from scriptorium.evals.suite import Progress
     from scriptorium.llm.batches import BatchLimits
     from scriptorium.llm.client import AsyncClient, Client
     from scriptorium.llm.model import LLMResponse, TokenCount
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
     from scriptorium.llm.router import Router
     from scriptorium.observe.observer import Observer
     from scriptorium.profile.model import Profile, RateLimits
+    from scriptorium.profile.repository import Repository as ProfileRepository
+    from scriptorium.promptdef.repository import Repository as PromptRepository
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
     from scriptorium.usecase.runner import Clock, NewId
     from scriptorium.usecase.stream import AsyncRunStream, RunStream
@@ -62,6 +68,8 @@ class Engine:
         providers: Iterable[ProviderSpec] = (),
     ) -> None:
         from scriptorium.artifact.files import FileReader
+        from scriptorium.limits.cooldown import LocalCooldowns
+        from scriptorium.limits.hooks import RowCooldowns
         from scriptorium.llm.client import Client
         from scriptorium.profile.files import FileRepository as ProfileFiles
         from scriptorium.prompt.jinja import JinjaRenderer
@@ -104,22 +112,25 @@ class Engine:
             None if artifact_root is None else _directory(artifact_root, "artifact_root")
         )
         self.artifacts = FileReader(self.root if self.artifact_root is None else self.artifact_root)
-        self.runner = Runner(
-            prompts=self.prompts,
-            profiles=self.profiles,
-            artifacts=self.artifacts,
-            renderer=self.renderer,
-            client=client,
-            validator=self.validator,
-            repairer=repairer,
-            env=env,
-            clock=clock,
-            new_id=new_id,
-            default_profile=default_profile,
-            observer=observer,
-            providers=self.providers,
-            known_providers_only=routed,
-        )
+        # Kept to build a runner over other repositories (a test run's: see `_twin`).
+        self._runner_parts: dict[str, Any] = {
+            "artifacts": self.artifacts,
+            "renderer": self.renderer,
+            "client": client,
+            "validator": self.validator,
+            "repairer": repairer,
+            "env": env,
+            "clock": clock,
+            "new_id": new_id,
+            "default_profile": default_profile,
+            "observer": observer,
+            "providers": self.providers,
+            "known_providers_only": routed,
+            # Fallback chains skip a busy profile for every run of this engine, and for every
+            # worker of a batch job while one of its rows runs (the job's limiter holds its own).
+            "cooldowns": RowCooldowns(LocalCooldowns()),
+        }
+        self.runner = Runner(prompts=self.prompts, profiles=self.profiles, **self._runner_parts)
 
     def __repr__(self) -> str:
         return f"Engine(root={str(self.root)!r})"
@@ -297,11 +308,18 @@ class Engine:
         with translate(InvalidRequestError, "invalid model override", field="model"):
             placeholder = placeholder.model_copy(update={"overrides": Overrides(model=model)})
         spec = self.providers.find(loaded.provider)
-        needs_key = spec is not None and spec.needs_key
+        needs_model = spec is not None and spec.needs_model
         target = resolve_endpoint(
-            target_for(loaded, placeholder, needs_key=needs_key), loaded, spec, env
+            target_for(loaded, placeholder, needs_key=needs_model), loaded, spec, env
         )
-        key = credential(loaded, api_key, env, needs_key=needs_key)
+        route = None if spec is None else spec.route_for(loaded.options, loaded.name)
+        key = credential(
+            loaded,
+            api_key,
+            env,
+            needs_key=route is not None and route.needs_key,
+            token_env=None if route is None else route.token_env,
+        )
         client = self.client
         with translate(
             LLMGenerateError,
@@ -328,16 +346,109 @@ class Engine:
             )
 
     def check(self) -> list[Problem]:
-        """Every problem in the project's prompts, profiles, templates and schemas."""
+        """Every problem in the project's prompts, profiles, templates, schemas and tests files."""
         from scriptorium.check.project import check_project
 
         return check_project(self.project_view())
+
+    def test(
+        self,
+        prompts: Sequence[str] | None = None,
+        profiles: Sequence[str] | None = None,
+        repeat: int | None = None,
+        *,
+        cases: Collection[str] | None = None,
+        concurrency: int = 8,
+        cassettes: CassetteMode | None = None,
+        provider_batch: bool = False,
+        poll_s: float = 15.0,
+        baseline: TestReport | str | os.PathLike[str] | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> TestReport:
+        """Run the test cases beside the prompts (``prompts/<id>.tests.yaml``) and report:
+        every case of ``prompts`` (all that have tests when None), on each of ``profiles`` (else
+        the tests file's or the prompt's profile), ``repeat`` times (else the file's), through
+        :meth:`run_many`'s executor (``concurrency`` in flight, the profiles' rate limits), then
+        their judges. ``cases`` keeps only the cases of those names; ``cassettes`` switches
+        every replay profile to ``record`` or ``replay``; ``provider_batch`` sends the cases
+        through the provider's batch API (polling every ``poll_s`` seconds at first);
+        ``baseline`` (a report, or the path of one written as JSON) flags regressions;
+        ``on_progress`` is called as runs finish."""
+        from scriptorium.batch.executor import run_many
+        from scriptorium.batch.local import LocalExecutor
+        from scriptorium.evals.baseline import compare, read_baseline
+        from scriptorium.evals.cassettes import CassetteProfiles
+        from scriptorium.evals.files import TestFiles, case_artifacts
+        from scriptorium.evals.judge import JudgePrompts
+        from scriptorium.evals.report import TestReport
+        from scriptorium.evals.rows import WatchedRows
+        from scriptorium.evals.suite import Suite
+
+        old = baseline
+        if old is not None and not isinstance(old, TestReport):
+            old = read_baseline(old)  # before anything is spent
+        profile_repo: ProfileRepository = self.profiles
+        if cassettes is not None:
+            profile_repo = CassetteProfiles(self.profiles, cassettes, calls_out=self._calls_out)
+        twin = self._twin(prompts=JudgePrompts(self.prompts), profiles=profile_repo)
+
+        def many(
+            requests: list[RunRequest],
+            concurrency: int,
+            on_outcome: Callable[[int, RunResult | ScriptoriumError], None],
+        ) -> list[RunResult | ScriptoriumError]:
+            work = WatchedRows(twin.row_work(), requests, on_outcome)
+            return run_many(work, requests, executor=LocalExecutor(), concurrency=concurrency)
+
+        def batch(requests: list[RunRequest]) -> list[RunResult | ScriptoriumError]:
+            return twin.submit_batch(requests).wait(poll_s).results()
+
+        suite = Suite(
+            tests=TestFiles(self.root / "prompts"),
+            artifacts=lambda tests, case: case_artifacts(tests, case, self.root),
+            prompts=twin.prompts,
+            profiles=twin.profiles,
+            run_many=many,
+            run_batch=batch if provider_batch else None,
+            prepare=twin.prepare,
+            default_profile=self.default_profile,
+        )
+        report = suite.run(
+            prompts,
+            profiles,
+            repeat,
+            cases=cases,
+            concurrency=concurrency,
+            on_progress=on_progress,
+        ).model_copy(update={"cassettes": cassettes})
+        if old is None:
+            return report
+        source = None if isinstance(baseline, TestReport) else os.fspath(cast("str", baseline))
+        return compare(report, old, source=source)
+
+    def _twin(self, *, prompts: PromptRepository, profiles: ProfileRepository) -> Engine:
+        """This engine over other prompt and profile repositories (a test run's: the judge
+        prompt beside the project's, cassette profiles in one mode); everything else shared."""
+        from scriptorium.usecase.runner import Runner
+
+        twin = copy.copy(self)
+        twin.prompts = prompts  # type: ignore[assignment]  # any repository, not only the files one
+        twin.profiles = profiles  # type: ignore[assignment]  # the same
+        twin.runner = Runner(prompts=prompts, profiles=profiles, **self._runner_parts)
+        return twin
+
+    def _calls_out(self, provider: str) -> bool:
+        """Whether a profile of ``provider`` calls a model over the network: a provider that
+        names its models (whatever route and credential a profile picks) does."""
+        spec = self.providers.find(provider)
+        return spec is not None and spec.needs_model
 
     def project_view(self) -> ProjectView:
         """The read-only view of this project that ``check`` works over: the repositories, the
         validator, the template helpers, the providers, and which provider names a profile may
         use (every one the router serves; not restricted when a client was injected)."""
         from scriptorium.check.view import ProjectView, TemplateHelpers
+        from scriptorium.evals.files import TestFiles
         from scriptorium.prompt.jinja import (
             check_syntax,
             template_artifact_fields,
@@ -361,6 +472,7 @@ class Engine:
             ),
             providers=self.providers,
             known_providers=None if router is None else router.providers,
+            tests=TestFiles(self.prompts.root),
         )
 
     def _router(self) -> Router | None:

@@ -201,7 +201,12 @@ class PromptRenderError(ScriptoriumError):
 class LLMGenerateError(ScriptoriumError):
     """Raised by an LLM client when generation failed. ``reason`` is one of :data:`REASONS`;
     ``retryable`` says whether trying again later may help. ``partial_text`` is the text a
-    stream had already delivered when it failed (None when nothing had arrived)."""
+    stream had already delivered when it failed (None when nothing had arrived).
+
+    Raised by a run that fell back through a chain of profiles and failed on the last one, it
+    also carries ``fallbacks`` (the profiles left before it, each a ``FallbackRecord`` in its
+    JSON form) and ``usage`` (the JSON form of the ``Usage`` of every generation and failed call
+    of the run, this one's included); both are None otherwise."""
 
     code = "llm_generate"
     fields = (
@@ -217,6 +222,8 @@ class LLMGenerateError(ScriptoriumError):
         "provider",
         "model",
         "partial_text",
+        "fallbacks",
+        "usage",
     )
     REASONS: ClassVar[frozenset[str]] = frozenset(
         {
@@ -248,6 +255,8 @@ class LLMGenerateError(ScriptoriumError):
     provider: str | None
     model: str | None
     partial_text: str | None
+    fallbacks: list[dict[str, Any]] | None
+    usage: dict[str, Any] | None
 
     def __init__(self, message: str, **attrs: Any) -> None:
         reason = attrs.get("reason")

@@ -10,7 +10,11 @@ The in-memory repositories and reader are the same adapters scriptorium's contra
 against the file ones, so they cannot drift from the real thing. ``FakeAnthropicServer`` speaks the
 Messages API on loopback so the real SDK can be tested end to end; it and ``FakeOpenAIServer`` also
 serve the providers' batch endpoints (``server.batches`` scripts how batches run and rows end).
-``FakeGeminiServer`` speaks the Gemini API (and Vertex AI's paths for it) for ``google-genai``.
+``FakeBedrockServer``, ``FakeVertexServer`` and ``FakeAzureOpenAIServer`` speak the cloud
+platforms' own routes (Bedrock's invoke and its binary event stream, Vertex's rawPredict, an Azure
+resource's deployments, files and batches) with the same scripting, for the real
+``AnthropicBedrock``, ``AnthropicVertex`` and ``AzureOpenAI`` classes. ``FakeGeminiServer`` speaks
+the Gemini API (and Vertex AI's paths for it) for ``google-genai``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -28,17 +32,23 @@ from scriptorium.llm.streaming import StreamItem, response_pieces
 
 if TYPE_CHECKING:
     from scriptorium._testing.anthropic_server import FakeAnthropicServer
+    from scriptorium._testing.azure_server import FakeAzureOpenAIServer
+    from scriptorium._testing.bedrock_server import FakeBedrockServer
     from scriptorium._testing.gemini_server import FakeGeminiServer
     from scriptorium._testing.openai_server import FakeOpenAIServer
+    from scriptorium._testing.vertex_server import FakeVertexServer
     from scriptorium.artifact.memory import MemoryReader as MemoryArtifactReader
     from scriptorium.profile.memory import MemoryRepository as MemoryProfileRepository
     from scriptorium.promptdef.memory import MemoryRepository as MemoryPromptRepository
 
 __all__ = [
     "FakeAnthropicServer",
+    "FakeAzureOpenAIServer",
+    "FakeBedrockServer",
     "FakeClient",
     "FakeGeminiServer",
     "FakeOpenAIServer",
+    "FakeVertexServer",
     "FixedClock",
     "MemoryArtifactReader",
     "MemoryProfileRepository",
@@ -61,8 +71,11 @@ _lazy = lazy_getattr(
     "scriptorium",
     {
         "FakeAnthropicServer": "_testing.anthropic_server",
+        "FakeAzureOpenAIServer": "_testing.azure_server",
+        "FakeBedrockServer": "_testing.bedrock_server",
         "FakeGeminiServer": "_testing.gemini_server",
         "FakeOpenAIServer": "_testing.openai_server",
+        "FakeVertexServer": "_testing.vertex_server",
     },
 )
 _ALIASES = {
@@ -91,18 +104,32 @@ class FakeClient:
     ``reasoning`` streams it first, in as many ``ReasoningChunk`` pieces, as a provider that
     thinks does.
 
+    ``by_profile`` scripts the requests of some profiles apart (``LLMRequest.profile`` picks
+    the script; each has its own turns), so a test can make one profile of a fallback chain fail
+    and the next answer: ``FakeClient(by_profile={"primary": [LLMGenerateError("busy",
+    reason="overloaded")], "backup": ["ok"]})``. Requests of any other profile take
+    ``responses``.
+
     An empty script (``FakeClient()``) is for code that must make no call: any call is recorded
-    and then raises ``AssertionError`` naming the request's prompt.
+    and then raises ``AssertionError`` naming the request's prompt (and its profile, when it
+    has a script of its own to take none from).
     """
 
     def __init__(
-        self, responses: Iterable[Scripted] = (), *, model: str = "fake-model", chunks: int = 4
+        self,
+        responses: Iterable[Scripted] = (),
+        *,
+        model: str = "fake-model",
+        chunks: int = 4,
+        by_profile: Mapping[str, Iterable[Scripted]] | None = None,
     ) -> None:
         self._script = list(responses)
+        self._scripts = {name: list(items) for name, items in (by_profile or {}).items()}
         self._model = model
         self._chunks = chunks
         self._lock = threading.Lock()
         self._turn = 0
+        self._turns = dict.fromkeys(self._scripts, 0)
         self.requests: list[LLMRequest] = []
 
     @property
@@ -113,6 +140,14 @@ class FakeClient:
     def _next(self, request: LLMRequest) -> Scripted:
         with self._lock:
             self.requests.append(request)
+            profile = request.profile
+            if profile is not None and profile in self._scripts:
+                script = self._scripts[profile]
+                if not script:
+                    raise UnexpectedCall(_unexpected_call(request))
+                turn = self._turns[profile]
+                self._turns[profile] = turn + 1
+                return script[min(turn, len(script) - 1)]
             if not self._script:
                 raise UnexpectedCall(_unexpected_call(request))
             item = self._script[min(self._turn, len(self._script) - 1)]
@@ -176,8 +211,9 @@ def _unexpected_call(request: LLMRequest) -> str:
     prompt = repr(request.prompt_id) if request.prompt_id else "(no prompt id)"
     first = request.messages[0].text if request.messages else (request.system or "")
     excerpt = first if len(first) <= 80 else first[:77] + "..."
+    on = f" on profile {request.profile!r}" if request.profile else ""
     return (
-        f"FakeClient has no scripted response, but prompt {prompt} called it "
+        f"FakeClient has no scripted response, but prompt {prompt}{on} called it "
         f"(first message: {excerpt!r})"
     )
 

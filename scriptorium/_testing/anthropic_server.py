@@ -236,6 +236,11 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         """The base URL to give the SDK (``http://127.0.0.1:<port>``)."""
         return self.base_url
 
+    def streams(self, request: RecordedRequest) -> bool:
+        """Whether ``request`` asks for a streamed answer (``"stream": true``; a platform may say
+        it by its path)."""
+        return _streams(request)
+
     def _next_id(self) -> str:
         return f"msg_fake_{next(self._ids)}"
 
@@ -268,7 +273,7 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         def build(req: RecordedRequest) -> Answer:
             content = [*thinking_blocks(thinking, redacted), {"type": "text", "text": text}]
             body = _message_body(req, content, stop_reason, counts, model, self._next_id())
-            if _streams(req):
+            if self.streams(req):
                 answer = _sse_message(body, _pieces(text, chunks), pace_s)
                 return Answer(parts=answer.parts, headers=extra, content_type=answer.content_type)
             return Answer.json(body, headers=extra)
@@ -290,7 +295,7 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         status = next((k for k, v in _ERROR_TYPES.items() if v == error_type), 500)
 
         def build(req: RecordedRequest) -> Answer:
-            if not _streams(req):
+            if not self.streams(req):
                 return Answer.json(error, status=status)
             body = _message_body(req, [], "end_turn", None, None, self._next_id())
             tail = [(0.0, sse("error", error))]
@@ -304,7 +309,7 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         """Queue a stream that sends ``text`` and then drops the connection (TCP reset)."""
 
         def build(req: RecordedRequest) -> Answer:
-            if not _streams(req):
+            if not self.streams(req):
                 return Answer(reset=True)
             body = _message_body(req, [], "end_turn", None, None, self._next_id())
             return _sse_message(body, _pieces(text, chunks) if text else [], pace_s, [(0.0, RESET)])
@@ -334,7 +339,7 @@ class FakeAnthropicServer(ScriptedHTTPServer):
                 "input": input,
             }
             body = _message_body(req, [block], stop_reason, usage, None, self._next_id())
-            if _streams(req):
+            if self.streams(req):
                 raw = json.dumps(input, ensure_ascii=False)
                 return _sse_message(body, _pieces(raw, None), 0.0)
             return Answer.json(body)
@@ -370,7 +375,7 @@ class FakeAnthropicServer(ScriptedHTTPServer):
         content = [{"type": "text", "text": self.default_text}]
         usage = self.default_usage
         body = _message_body(request, content, "end_turn", usage, None, self._next_id())
-        if _streams(request):
+        if self.streams(request):
             return _sse_message(body, _pieces(self.default_text, None), 0.0)
         return Answer.json(body)
 

@@ -117,6 +117,15 @@ class ScriptedHTTPServer:
         """Headers sent on every answer, before the answer's own (called once per answer)."""
         return {}
 
+    def scripted(self, path: str) -> bool:
+        """Whether a ``POST`` to ``path`` (its query left out) takes the next scripted step:
+        one of :attr:`paths`; a platform whose paths name the model matches them its way."""
+        return path.rstrip("/") in self.paths
+
+    def deliver(self, request: RecordedRequest, answer: Answer) -> Answer:
+        """The scripted (or default) answer as sent: as it is, or in a platform's own framing."""
+        return answer
+
     def route(self, request: RecordedRequest) -> Answer | None:
         """An answer for a request outside the scripted ``POST`` paths (the batch endpoints), or
         None to fall through to the script. Routed requests are recorded too, but consume no
@@ -339,9 +348,10 @@ class _Handler(socketserver.StreamRequestHandler):
         if routed is not None:
             self.fake._record(request)
             return self._send(routed) and keep_alive
-        if method != "POST" or target.split("?")[0].rstrip("/") not in self.fake.paths:
+        if method != "POST" or not self.fake.scripted(target.split("?")[0]):
             return self._send(self.fake.not_found(request)) and keep_alive
         answer, delay_s = self.fake._answer(request)
+        answer = self.fake.deliver(request, answer)
         if delay_s or self.fake.latency_s:
             time.sleep(delay_s + self.fake.latency_s)
         if answer.reset:

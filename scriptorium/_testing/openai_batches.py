@@ -22,8 +22,6 @@ from scriptorium._testing.http import Answer, RecordedRequest
 
 __all__ = ["OpenAIBatchRoutes", "StoredFile"]
 
-_BATCH = re.compile(r"^/v1/batches/([A-Za-z0-9_]+)(/cancel)?$")
-_FILE = re.compile(r"^/v1/files/([A-Za-z0-9_-]+)(/content)?$")
 _DAY_S = 24 * 3600
 
 
@@ -70,9 +68,20 @@ def _multipart(request: RecordedRequest) -> dict[str, tuple[str | None, bytes]]:
 
 
 class OpenAIBatchRoutes:
-    """Answers ``/v1/files*`` and ``/v1/batches*`` for one server."""
+    """Answers ``/v1/files*`` and ``/v1/batches*`` for one server (under ``prefix``: Azure's are
+    under ``/openai``, for batches of ``endpoint``, which its rows' ``url`` must name too)."""
 
-    def __init__(self, batches: FakeBatches) -> None:
+    def __init__(
+        self,
+        batches: FakeBatches,
+        *,
+        prefix: str = "/v1",
+        endpoint: str = "/v1/chat/completions",
+    ) -> None:
+        self.prefix = prefix
+        self.endpoint = endpoint
+        self._batch = re.compile(rf"^{re.escape(prefix)}/batches/([A-Za-z0-9_]+)(/cancel)?$")
+        self._file = re.compile(rf"^{re.escape(prefix)}/files/([A-Za-z0-9_-]+)(/content)?$")
         self.batches = batches
         self.files: dict[str, StoredFile] = {}
         self._ids = itertools.count(1)
@@ -90,10 +99,10 @@ class OpenAIBatchRoutes:
 
     def answer(self, request: RecordedRequest) -> Answer | None:
         path = urlsplit(request.path).path.rstrip("/")
-        if path == "/v1/files" and request.method == "POST":
+        if path == f"{self.prefix}/files" and request.method == "POST":
             self.batches.wait()
             return self._upload(request)
-        found = _FILE.match(path)
+        found = self._file.match(path)
         if found is not None and request.method == "GET":
             self.batches.wait()
             stored = self.files.get(found.group(1))
@@ -102,14 +111,14 @@ class OpenAIBatchRoutes:
             if found.group(2):
                 return Answer(200, stored.content, content_type="application/octet-stream")
             return Answer.json(stored.view())
-        if path == "/v1/batches":
+        if path == f"{self.prefix}/batches":
             self.batches.wait()
             if request.method == "POST":
                 return self._create(request)
             if request.method == "GET":
                 return self._list(request)
             return None
-        found = _BATCH.match(path)
+        found = self._batch.match(path)
         if found is None:
             return None
         self.batches.wait()
@@ -139,8 +148,8 @@ class OpenAIBatchRoutes:
         if stored is None:
             return _error(404, f"no file {body.get('input_file_id')}")
         endpoint = body.get("endpoint")
-        if body.get("completion_window") != "24h" or endpoint != "/v1/chat/completions":
-            return _error(400, "completion_window must be 24h and endpoint /v1/chat/completions")
+        if body.get("completion_window") != "24h" or endpoint != self.endpoint:
+            return _error(400, f"completion_window must be 24h and endpoint {self.endpoint}")
         rows: list[tuple[str, Any]] = []
         models: set[Any] = set()
         for number, line in jsonl_lines(stored.content.decode("utf-8")):

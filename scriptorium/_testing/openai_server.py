@@ -192,6 +192,11 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         """The base URL to give the SDK (``http://127.0.0.1:<port>/v1``)."""
         return f"{self.base_url}/v1"
 
+    def reported_model(self, request: RecordedRequest) -> str:
+        """The ``model`` an answer reports: the one the request asked for (a platform may
+        report the model behind a deployment)."""
+        return _asked_model(request)
+
     def _headers(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         # A header scripted as "" is left out: a gateway that sends no x-request-id of its own.
         headers = {"x-request-id": f"req_fake_{next(self._ids)}", **(extra or {})}
@@ -233,7 +238,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         def build(req: RecordedRequest) -> Answer:
             body = completion_body(
                 message,
-                model=model or _asked_model(req),
+                model=model or self.reported_model(req),
                 finish_reason=finish_reason,
                 usage=counts,
             )
@@ -276,7 +281,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
             body = completion_body(
                 message,
-                model=_asked_model(req),
+                model=self.reported_model(req),
                 finish_reason=finish_reason,
                 usage=_usage(prompt_tokens, completion_tokens, None),
             )
@@ -328,7 +333,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 return Answer.json(error, status=500, headers=self._headers(None))
             body = completion_body(
                 {"role": "assistant", "content": text},
-                model=_asked_model(req),
+                model=self.reported_model(req),
                 finish_reason=None,
                 usage=None,
             )
@@ -350,7 +355,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 return Answer(reset=True)
             body = completion_body(
                 {"role": "assistant", "content": text},
-                model=_asked_model(req),
+                model=self.reported_model(req),
                 finish_reason=None,
                 usage=None,
             )
@@ -374,7 +379,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
             return Answer.json(error, status=500)
         body = completion_body(
             {"role": "assistant", "content": self.default_text, "refusal": None},
-            model=_asked_model(request),
+            model=self.reported_model(request),
             finish_reason="stop",
             usage=_usage(10, 5, None),
         )
@@ -411,6 +416,6 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         message = {"role": "assistant", "content": text_for(custom_id, params), "refusal": None}
         usage = _usage(10, 5, None)
         body = completion_body(
-            message, model=_asked_model(request), finish_reason="stop", usage=usage
+            message, model=self.reported_model(request), finish_reason="stop", usage=usage
         )
         return 200, body

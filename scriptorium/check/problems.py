@@ -38,6 +38,18 @@ KINDS: Mapping[str, str] = {
     "does not load; only profiles naming its provider are affected",
     "insecure_endpoint": "a profile allows plain http to a host that is not loopback "
     "(allow_insecure_http): keys and prompts travel unencrypted",
+    "tests_invalid": "a tests file (prompts/<id>.tests.yaml) does not load: YAML, an unknown key, "
+    "a value out of range, an unsafe regex",
+    "tests_orphan": "a tests file whose prompt does not exist (or whose name is no prompt id)",
+    "tests_profile": "a tests file names a profile that does not exist",
+    "tests_input": "a test case gives inputs the prompt does not declare, or its inputs schema "
+    "refuses them",
+    "tests_artifact": "a test case gives an artifact the prompt does not declare, leaves out a "
+    "required one, or names a file that is not in the project",
+    "tests_pointer": "a value or pointer expectation the prompt's output can never hold (a text "
+    "output, or a place or value its schema forbids)",
+    "tests_judge": "a test case's judge names a profile that does not exist",
+    "secret_in_tests": "a tests file holds something that looks like a pasted API key",
 }
 
 #: Kinds that are warnings: printed, but ``check`` still succeeds.

@@ -1,6 +1,7 @@
-"""``check`` over the profiles: file names, links, pasted keys, profiles that do not load, and what
-the provider's spec says about a profile (its provider known, its options, a model where one is
-needed, its media options); and provider plugins that do not load."""
+"""``check`` over the profiles: file names, links, pasted keys, profiles that do not load (a fallback
+chain naming a profile that does not load, or looping, included: a run refuses such a profile),
+and what the provider's spec says about a profile (its provider known, its options, a model where
+one is needed, its media options); and provider plugins that do not load."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from scriptorium.check.secrets import profile_secrets
 from scriptorium.check.view import ProjectView
 from scriptorium.errors import ScriptoriumError
 from scriptorium.llm.registry import ENTRY_POINT_GROUP
+from scriptorium.profile.chain import fallback_chain
 from scriptorium.profile.model import is_insecure_endpoint, is_valid_profile_name
 
 __all__ = ["PROFILE_SUFFIXES", "plugin_problems", "profile_problems"]
@@ -73,6 +75,10 @@ def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterato
         if not secrets:
             yield Problem(file, "profile_invalid", err.message)
         return
+    try:
+        fallback_chain(profile, view.profiles.get)
+    except ScriptoriumError as err:
+        yield Problem(file, "profile_invalid", err.message)
     known = view.known_providers
     if known is not None and profile.provider not in known:
         yield Problem(
@@ -98,7 +104,7 @@ def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterato
         yield Problem(file, "profile_invalid", problem)
     for message in spec.option_problems(profile.options, profile.source):
         yield Problem(file, "profile_invalid", message)
-    if spec.needs_key and not profile.model:
+    if spec.needs_model and not profile.model:
         yield Problem(
             file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"
         )

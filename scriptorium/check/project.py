@@ -6,6 +6,7 @@ from scriptorium.check.files import ProjectFiles
 from scriptorium.check.problems import Problem
 from scriptorium.check.profiles import plugin_problems, profile_problems
 from scriptorium.check.prompts import prompt_problems
+from scriptorium.check.tests import tests_problems
 from scriptorium.check.view import ProjectView, ViewSource
 
 __all__ = ["check_project"]
@@ -20,6 +21,7 @@ def check_project(project: ProjectView | ViewSource) -> list[Problem]:
     problems = [
         *profile_problems(view, files, profile_names),
         *prompt_problems(view, files, profile_names),
+        *tests_problems(view, files, profile_names),
         *plugin_problems(view),
     ]
     # Stable: within a file, problems keep the order they were found in.

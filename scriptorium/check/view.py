@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from scriptorium.evals.suite import SuiteFiles
     from scriptorium.llm.registry import ProviderSpec
     from scriptorium.profile.repository import Repository as ProfileRepository
     from scriptorium.promptdef.model import PromptDefinition
@@ -55,7 +56,8 @@ class ProjectView:
     load them, the template helpers, and the providers.
 
     ``known_providers`` is the provider names a profile may use, or None when any name goes (an
-    injected client serves every profile, whatever its provider).
+    injected client serves every profile, whatever its provider). ``tests`` reads the tests
+    files beside the prompts (None: they are not checked).
     """
 
     root: Path
@@ -67,6 +69,7 @@ class ProjectView:
     templates: TemplateHelpers
     providers: ProviderCatalog
     known_providers: tuple[str, ...] | None = None
+    tests: SuiteFiles | None = None
 
 
 class ViewSource(Protocol):

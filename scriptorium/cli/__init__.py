@@ -1,11 +1,11 @@
 """The ``scriptorium`` command: ``run``, ``prepare``, ``batch``, ``list``,
-``check``, ``verify`` and ``serve`` over a project directory.
+``check``, ``verify``, ``test`` and ``serve`` over a project directory.
 
 Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <message>`` (with
 ``--json``, ``{"error": {"code": ..., "message": ...}}``), and the exit status says which kind:
-0 success; 1 invalid output, check problems or failed batch lines; 2 invalid request or usage;
-3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failure; 6 LLM
-failure; 7 schema or validator failure; 130 stopped by Ctrl-C.
+0 success; 1 invalid output, check problems, failed batch lines or failed tests; 2 invalid
+request or usage; 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render
+failure; 6 LLM failure; 7 schema or validator failure; 130 stopped by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ Command = Callable[[argparse.Namespace, Reporter], int]
 def _command(name: str) -> Command:
     # Imported per command, so `scriptorium --help` stays quick.
     from scriptorium.cli import batch, commands, serve
+    from scriptorium.cli import test as tests
 
     table: dict[str, Command] = {
         "run": commands.cmd_run,
@@ -37,6 +38,7 @@ def _command(name: str) -> Command:
         "check": commands.cmd_check,
         "verify": commands.cmd_verify,
         "serve": serve.cmd_serve,
+        "test": tests.cmd_test,
     }
     return table[name]
 

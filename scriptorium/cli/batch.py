@@ -37,10 +37,9 @@ from scriptorium.cli.batch_records import (
     read_items,
     report,
     result_record,
-    usd,
 )
 from scriptorium.cli.commands import make_engine
-from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter
+from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter, duration, usd
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ class _Batch:
         """The record of a line that ran, journaled."""
         if isinstance(outcome, ScriptoriumError):
             return error_record(item, outcome, request_hash)
-        record = result_record(item, outcome)
+        record = result_record(item, outcome, request_hash)
         # One write of one whole line: a crash can tear only this line, never glue the next.
         self.journal.append(_json_line(record))
         return record
@@ -230,7 +229,7 @@ class Progress:
         elapsed = max(self.clock() - self.started, 1e-6)
         rate = done / elapsed
         left = self.rows - done
-        eta = f", ETA {_duration(left / rate)}" if rate > 0 and left > 0 else ""
+        eta = f", ETA {duration(left / rate)}" if rate > 0 and left > 0 else ""
         counts = totals.counts
         self.stream.write(
             f"\rbatch: {done}/{self.rows} done, {counts['failed']} failed, "
@@ -243,12 +242,3 @@ class Progress:
         """End the line."""
         self.stream.write("\n")
         self.stream.flush()
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds + 0.5)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

@@ -14,7 +14,7 @@ from scriptorium._journal import jsonl_file_lines, jsonl_lines, load_json
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_base, artifact_ref, build_request, read_inputs
 from scriptorium.cli.inputs import typed_inputs
-from scriptorium.cli.output import Reporter
+from scriptorium.cli.output import Reporter, usd
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 from scriptorium.hashing import REQUEST_HASH_VERSION
 
@@ -71,13 +71,18 @@ def error_record(item: Item, err: ScriptoriumError, request_hash: str | None) ->
     }
 
 
-def result_record(item: Item, result: RunResult) -> Record:
-    """The output line of a line that ran (a local run or a provider batch row alike)."""
+def result_record(item: Item, result: RunResult, request_hash: str | None = None) -> Record:
+    """The output line of a line that ran (a local run or a provider batch row alike).
+
+    ``request_hash`` is the row's key, what a resume looks its result up by: the hash of the
+    line's request as prepared on its own profile (None: the result's). A run that fell back
+    answered with another profile's request (``result.prepared``), but the line, prepared again
+    on the next start, still has the first profile's hash: keyed by that, it is found."""
     return {
         "line": item.line,
         "id": item.id,
         "hash_version": REQUEST_HASH_VERSION,
-        "request_hash": result.prepared.request_hash,
+        "request_hash": result.prepared.request_hash if request_hash is None else request_hash,
         "valid": result.validation.valid,
         "result": result.model_dump(mode="json", by_alias=True),
     }
@@ -307,11 +312,6 @@ class Totals:
 def _count(usage: dict[str, Any], name: str) -> int:
     value = usage.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def usd(cost_micro: int) -> str:
-    """Micro-USD as dollars for people (``$0.001234``)."""
-    return f"${cost_micro / 1_000_000:.6f}"
 
 
 def report(

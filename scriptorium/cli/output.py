@@ -124,6 +124,10 @@ def _endpoint(target: Target) -> str:
     )
 
 
+def _region(target: Target) -> str:
+    return f" (region {target.region})" if target.region else ""
+
+
 def _reasoning_lines(prepared: PreparedRun) -> Iterable[str]:
     """The reasoning settings as the provider sends them, and how a level was mapped."""
     plan = prepared.reasoning
@@ -146,16 +150,19 @@ def format_prepared(prepared: PreparedRun) -> str:
         f"provider   {target.provider}",
         f"model      {target.model or '(provider default)'}",
         f"endpoint   {_endpoint(target)}",
+        *([f"platform   {target.platform}" + _region(target)] if target.platform else []),
         f"key        {key}",
         "settings",
     ]
     why = {} if prepared.reasoning is None else prepared.reasoning.ignored
-    for name, value in prepared.settings.model_dump().items():
+    settings = prepared.settings.model_dump()
+    width = max(map(len, settings))
+    for name, value in settings.items():
         source: str = prepared.settings_sources.get(name, "default")
         if name in prepared.ignored_settings:
             # Shown with its source, but not claimed to be sent: the provider does not take it.
             source += f", ignored: {why.get(name) or f'{target.provider} does not take it'}"
-        lines.append(f"  {name:<15} {_setting(value):<12} ({source})")
+        lines.append(f"  {name:<{width}} {_setting(value):<12} ({source})")
     lines.extend(_reasoning_lines(prepared))
     output = prepared.output
     lines.append(
@@ -219,3 +226,18 @@ def format_token_count(count: TokenCount) -> str:
     if count.reason:
         how += f": {count.reason}"
     return f"tokens     {count.input_tokens} input ({how})"
+
+
+def usd(cost_micro: int) -> str:
+    """Micro-USD as dollars for people (``$0.001234``)."""
+    return f"${cost_micro / 1_000_000:.6f}"
+
+
+def duration(seconds: float) -> str:
+    """A span of time for a progress line: ``42s``, ``3m07s``, ``2h05m``."""
+    whole = int(seconds + 0.5)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"

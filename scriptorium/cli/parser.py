@@ -13,12 +13,13 @@ from typing import Any, NoReturn
 
 from scriptorium._version import DISTRIBUTION, installed_version
 from scriptorium.cli.inputs import guess_value, split_input
+from scriptorium.cli.test import add_test_parser
 
 __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
 
 _EPILOG = """\
-exit codes: 0 success; 1 output invalid, check problems, batch lines failed; 2 invalid request or
-usage; 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failed;
+exit codes: 0 success; 1 output invalid, check problems, batch lines failed, tests failed; 2 invalid
+request or usage; 3 profile or key missing; 4 prompt, profile or artifact not loadable; 5 render failed;
 6 LLM call failed; 7 schema or validator failed; 130 stopped by Ctrl-C (a batch keeps its
 finished rows: the same command resumes).
 """
@@ -275,6 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("-p", "--profile", help="the profile to verify")
     verify.add_argument("--model", help="override the profile's model")
     _common(verify, json_help="print the verification as JSON")
+
+    add_test_parser(commands, _common)
 
     serve = commands.add_parser(
         "serve", help="serve the prompts over HTTP (token from SCRIPTORIUM_HTTP_TOKEN)"

@@ -144,7 +144,7 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
             records[index] = (
                 error_record(item, outcome, request_hash)
                 if isinstance(outcome, ScriptoriumError)
-                else result_record(item, outcome)
+                else result_record(item, outcome, request_hash)
             )
     totals = _write(out, records, on_step or _no_step)
     if to_send or _settled(store, done):

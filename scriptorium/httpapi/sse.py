@@ -12,11 +12,12 @@ Events, each ``event: <name>`` and one ``data:`` line of JSON:
 
 Everything that fails before the model's first text or reasoning (a bad request, a missing key,
 the provider refusing or staying overloaded through every retry) is an ordinary error answer with
-its status: the 200 and its headers are sent only once the first text or reasoning is there, so a client sees a failure it
-can act on as the status it would get without streaming. From then on, a failure is an ``error``
-event and the stream ends. ``?require_valid=true`` with an invalid output sends the ``result`` and
-then an ``output_invalid`` ``error`` event. A client that goes away closes the run's connection to
-the provider. The run holds one of the server's run slots until its last event.
+its status: the 200 and its headers are sent only once the first text or reasoning is there, so
+a client sees a failure it can act on as the status it would get without streaming. From then on,
+a failure is an ``error`` event and the stream ends. ``?require_valid=true`` with an invalid
+output sends the ``result`` and then an ``output_invalid`` ``error`` event. A client that goes away
+closes the run's connection to the provider. The run holds one of the server's run slots until its
+last event.
 """
 
 from __future__ import annotations

@@ -50,7 +50,9 @@ def __getattr__(name: str) -> Any:
 
 
 def _choices(registry: Registry) -> tuple[str, ...]:
-    keyed = [n for n in registry.names() if (s := registry.find(n)) is not None and s.needs_key]
+    keyed = [
+        n for n in registry.names() if (s := registry.find(n)) is not None and s.needs_key_for({})
+    ]
     return (MOCK, *keyed, PROFILE)
 
 
@@ -95,7 +97,7 @@ def choose_provider(
 
         return Provider(PROFILE, Router(hooks=hooks, registry=registry))
     spec = registry.find(name) if name else None
-    if spec is not None and spec.needs_key and spec.key_env:
+    if spec is not None and spec.needs_key_for({}) and spec.key_env:
         return _keyed(spec, env, hooks)
     stated = "unset" if not name else f"{name[:40]!r}, which is unknown"
     raise LLMGenerateError(

@@ -254,7 +254,11 @@ class _Session:
                 return
             called = self.metered is not None and self.metered.calls > 0
             misconfigured = isinstance(err, LLMGenerateError) and err.reason in _CONFIG_REASONS
-            if not self._spent() and (not called or misconfigured):
+            if self.stop.requested:
+                # A stop once the iteration started, whichever thread saw it first (the call
+                # refused to start, or the main thread): the table's failed exit.
+                self._write_failure(err)
+            elif not self._spent() and (not called or misconfigured):
                 # Nothing was run (or could be): the request or the set-up is wrong, not the call.
                 self._write_refusal(err)
             else:

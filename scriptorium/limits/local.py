@@ -1,5 +1,6 @@
 """The budgets of a batch whose workers are threads of this process: a
-:class:`~scriptorium.limits.budget.RateBudget` per profile behind one lock."""
+:class:`~scriptorium.limits.budget.RateBudget` per profile behind one lock, and the job's
+cooldown table."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from scriptorium.limits.budget import DEFAULT_WINDOW_S, Estimate, RateBudget
+from scriptorium.limits.cooldown import CooldownTable
 from scriptorium.limits.limiter import Stopped
 
 if TYPE_CHECKING:
@@ -19,7 +21,8 @@ __all__ = ["LocalLimiter"]
 
 class LocalLimiter:
     """:class:`RateBudget` per profile behind a lock, for workers that are threads of one process.
-    Profiles without limits are never waited on."""
+    Profiles without limits are never waited on. Also the job's cooldowns
+    (:class:`~scriptorium.limits.cooldown.Cooldowns`), for every profile."""
 
     def __init__(
         self,
@@ -34,6 +37,7 @@ class LocalLimiter:
             name: RateBudget(given, window_s=window_s, margin_s=margin_s)
             for name, given in limits.items()
         }
+        self._cooldowns = CooldownTable()
         self._lock = threading.Lock()
         self._clock = clock
         self._sleep = sleep
@@ -83,3 +87,13 @@ class LocalLimiter:
         if budget is not None:
             with self._lock:
                 budget.pause(self._clock(), seconds)
+
+    def remaining(self, profile: str) -> float:
+        """Seconds ``profile`` still cools down in this job."""
+        with self._lock:
+            return self._cooldowns.remaining(self._clock(), profile)
+
+    def cool(self, profile: str, seconds: float) -> None:
+        """Leave ``profile`` alone for ``seconds`` in this job."""
+        with self._lock:
+            self._cooldowns.cool(self._clock(), profile, seconds)

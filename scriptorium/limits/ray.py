@@ -3,7 +3,8 @@
 :class:`ActorLimiter`. ``ray`` is imported only by the methods that talk to an actor.
 
 The actor never sleeps: it answers how long to wait, and the worker sleeps. Ray runs an actor's
-methods one at a time, which makes every grant atomic.
+methods one at a time, which makes every grant atomic. It also holds the job's cooldown table, so
+a profile one worker found busy is skipped by every worker's fallback chains.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.limits.budget import Estimate, RateBudget
+from scriptorium.limits.cooldown import CooldownTable
 from scriptorium.limits.limiter import Stopped
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ class LimiterActor:
             name: RateBudget(RateLimits(**given), window_s=window_s, margin_s=margin_s)
             for name, given in limits.items()
         }
+        self._cooldowns = CooldownTable()
         self._closed = False
 
     def acquire(self, profile: str, need: Estimate, delay_s: float) -> tuple[float, int]:
@@ -69,6 +72,14 @@ class LimiterActor:
     def close(self) -> None:
         """Stop granting (the driver is stopping)."""
         self._closed = True
+
+    def remaining(self, profile: str) -> float:
+        """Seconds ``profile`` still cools down in this job."""
+        return self._cooldowns.remaining(time.monotonic(), profile)
+
+    def cool(self, profile: str, seconds: float) -> None:
+        """Leave ``profile`` alone for ``seconds`` in this job."""
+        self._cooldowns.cool(time.monotonic(), profile, seconds)
 
 
 def start_limiter(
@@ -129,3 +140,17 @@ class ActorLimiter:
         """Pause the profile's budget on the actor (profiles with limits only)."""
         if profile in self._limited:  # the actor pauses budgets only; others have none
             self._actor.pause.remote(profile, seconds)
+
+    def remaining(self, profile: str) -> float:
+        """Seconds ``profile`` still cools down in this job (asked of the actor: one call)."""
+        import ray
+
+        return float(ray.get(self._actor.remaining.remote(profile)))
+
+    def cool(self, profile: str, seconds: float) -> None:
+        """Cool ``profile`` down for every worker of the job. Waits for the actor to have it (one
+        call, made only when a profile said "busy"), so any row the driver starts afterwards, on
+        whichever worker, is answered from a table that already holds it."""
+        import ray
+
+        ray.get(self._actor.cool.remote(profile, seconds))

@@ -16,7 +16,7 @@ import hashlib
 import logging
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Any
 
 import scriptorium.observe.scope as scope
@@ -25,7 +25,8 @@ __all__ = ["ClientCache", "key_hash"]
 
 log = logging.getLogger("scriptorium.llm")
 
-Slot = tuple[str, str]
+#: (where: a base URL or a provider's route, any hashable value; the key's hash).
+Slot = tuple[Any, str]
 
 
 def key_hash(key: str) -> str:
@@ -58,9 +59,10 @@ class _LoopClients:
 
 
 class ClientCache:
-    """Reusable SDK clients built by ``make(is_async, key, base_url)``."""
+    """Reusable SDK clients built by ``make(is_async, key, where)``: ``where`` is a base URL, or
+    whatever else a provider tells its SDK clients apart by (a cloud platform's route)."""
 
-    def __init__(self, make: Callable[[bool, str, str], Any]) -> None:
+    def __init__(self, make: Callable[[bool, str, Any], Any]) -> None:
         self._make = make
         self._lock = threading.Lock()
         self._sync: dict[Slot, Any] = {}
@@ -68,8 +70,8 @@ class ClientCache:
             weakref.WeakKeyDictionary()
         )
 
-    def sync(self, base_url: str, key: str) -> Any:
-        """The sync client for this endpoint and key."""
+    def sync(self, base_url: Hashable, key: str) -> Any:
+        """The sync client for this endpoint (or route) and key."""
         slot = (base_url, key_hash(key))
         client = self._sync.get(slot)
         if client is None:
@@ -79,8 +81,8 @@ class ClientCache:
                     client = self._sync[slot] = self._make(False, key, base_url)
         return client
 
-    async def async_(self, base_url: str, key: str) -> Any:
-        """The async client for this endpoint and key on the running loop."""
+    async def async_(self, base_url: Hashable, key: str) -> Any:
+        """The async client for this endpoint (or route) and key on the running loop."""
         loop = asyncio.get_running_loop()
         slot = (base_url, key_hash(key))
         entry = self._loops.get(loop)

@@ -17,7 +17,7 @@ An adapter is two pieces:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from pydantic import SecretStr
@@ -145,12 +145,17 @@ class SDKCall(Generic[R]):
         self.model = request.target.model
         self.key = key
         self.base_url = request.target.endpoint or self.default_base_url
+        #: What tells this call's SDK client apart besides the key: the base URL, or for a cloud
+        #: platform the provider's description of the route (hashable; its factory builds from it).
+        self.slot: Hashable = self.base_url
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         """The retry loop's arguments for this call: its policy from the request's settings."""
         settings = self.request.settings
+        budget = self.request.budget_s
+        timeout_s = settings.timeout_s if budget is None else min(settings.timeout_s, budget)
         return {
-            "policy": RetryPolicy(max_retries=settings.max_retries, timeout_s=settings.timeout_s),
+            "policy": RetryPolicy(max_retries=settings.max_retries, timeout_s=timeout_s),
             "hooks": hooks,
             "provider": self.provider,
             "model": self.model,
@@ -199,7 +204,7 @@ class SDKAdapter:
     def generate(self, request: LLMRequest) -> LLMResponse:
         """Send ``request`` through the retry loop; raises ``LLMGenerateError``."""
         call = self.call(request)
-        client = self.clients.sync(call.base_url, call.key)
+        client = self.clients.sync(call.slot, call.key)
         started = time.perf_counter()  # after a first-use SDK import: not the request's time
         result, attempts, _ = call_with_retry(
             lambda timeout_s: call.send(client, timeout_s),
@@ -211,7 +216,7 @@ class SDKAdapter:
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`."""
         call = self.call(request)
-        client = await self.clients.async_(call.base_url, call.key)
+        client = await self.clients.async_(call.slot, call.key)
         started = time.perf_counter()
         result, attempts, _ = await acall_with_retry(
             lambda timeout_s: call.asend(client, timeout_s),
@@ -220,10 +225,20 @@ class SDKAdapter:
         )
         return call.response(result, attempts, time.perf_counter() - started)
 
-    def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
-        """A minimal real request (:func:`verify_request`) proving the key, endpoint and model;
-        raises ``LLMGenerateError`` saying which failed."""
-        return self.generate(verify_request(target, api_key, max_tokens=self.verify_max_tokens))
+    def verify(
+        self,
+        target: Target,
+        api_key: SecretStr | str | None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> LLMResponse:
+        """A minimal real request (:func:`verify_request`) proving the key, endpoint and model
+        (through the route the profile's ``options`` choose, such as a cloud platform); raises
+        ``LLMGenerateError`` saying which failed."""
+        request = verify_request(
+            target, api_key, max_tokens=self.verify_max_tokens, options=options
+        )
+        return self.generate(request)
 
     def close(self) -> None:
         """Close the sync SDK clients' connection pools (they are rebuilt if used again)."""

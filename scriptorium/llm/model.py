@@ -155,11 +155,17 @@ class Target(BaseModel):
     #: Where ``endpoint`` came from: the profile, an override, or (``env``) the provider SDK's
     #: base-URL variable (``ANTHROPIC_BASE_URL``, ...) for a profile that names none.
     endpoint_source: Literal["profile", "override", "env"] | None = None
+    #: The cloud platform the provider is reached through (``bedrock``, ``vertex``, ``azure``),
+    #: from the profile's ``options``; None for the provider's own API.
+    platform: str | None = None
+    #: The platform's region, where it has one.
+    region: str | None = None
 
     def hash_form(self) -> dict[str, Any]:
         """The target as it counts for ``request_hash``: which provider and model answer. Neither
-        the endpoint (a proxy or a recording server in between changes no answer) nor how the key
-        is found."""
+        the endpoint (a proxy or a recording server in between changes no answer), the platform
+        and region (the same request to the same model by another route is the same request) nor
+        how the key is found."""
         return {"provider": self.provider, "model": self.model}
 
 
@@ -258,6 +264,13 @@ class LLMRequest(BaseModel):
     #: The bytes of the media parts in ``messages``, by their ``sha256``: what an adapter encodes
     #: into the request. Never dumped, shown in a repr or hashed (the parts' digests are).
     media: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
+    #: The profile the request was prepared on (None for a raw request). Informational (test
+    #: doubles script answers per profile by it); never sent, not part of ``hash_form``.
+    profile: str | None = None
+    #: The wall-clock seconds this request may still take, when less than ``settings.timeout_s``
+    #: (a fallback chain sharing one budget hands each later profile what is left). Bounds the
+    #: retry loop like ``timeout_s``; not part of ``hash_form``: it changes no answer.
+    budget_s: float | None = Field(default=None, gt=0.0)
 
     def hash_form(self) -> dict[str, Any]:
         """Everything that reaches the provider except the key (``request_hash``)."""

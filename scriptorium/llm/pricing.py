@@ -12,6 +12,16 @@ Token classes follow Anthropic's usage semantics, which :class:`~scriptorium.llm
 adopts: ``input_tokens`` are the *uncached* input tokens; ``cache_creation_input_tokens`` and
 ``cache_read_input_tokens`` are counted apart. (OpenAI's ``prompt_tokens`` include cached tokens, so
 its adapter subtracts them before they reach here.)
+
+Reasoning tokens are output tokens, priced at the output rate exactly once. That is a rule of how
+each adapter fills :class:`~scriptorium.llm.model.Usage`, not of this module (which never reads
+``reasoning_tokens``): ``output_tokens`` holds every generated token, reasoning included, and
+``reasoning_tokens`` only says how many of them were reasoning. Anthropic
+(``output_tokens_details.thinking_tokens``) and OpenAI
+(``completion_tokens_details.reasoning_tokens``) report them inside their output count, so their
+adapters copy that count as it is; a provider that reports them apart from the answer's tokens
+(Gemini's ``thoughts_token_count`` beside ``candidates_token_count``) has its adapter add them
+into ``output_tokens``.
 """
 
 from __future__ import annotations

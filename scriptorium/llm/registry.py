@@ -40,6 +40,7 @@ __all__ = [
     "ProviderSpec",
     "ReasoningRule",
     "Registry",
+    "Route",
     "WireView",
     "default_registry",
     "provider_needs_key",
@@ -73,6 +74,25 @@ class WireView:
         self.ignored_settings = ignored
         self.dropped = dropped
         self.reasoning = reasoning
+
+
+@dataclass(frozen=True, kw_only=True)
+class Route:
+    """How a profile reaches its provider, as far as the rest of scriptorium must know: through
+    the provider's own API (``platform`` None) or a cloud platform serving its models (Claude on
+    Amazon Bedrock, OpenAI's models on Azure, ...), and what that means for credentials.
+
+    ``needs_key``: a call cannot be made without a key (Bedrock takes the AWS credential chain,
+    Vertex AI Google's default credentials: no key). ``token_env``: the variable the profile's
+    ``options`` name for its credential (an access token), read like a key when the profile names
+    no ``api_key_env``. ``base_url_env``: the SDK's base-URL variable honoured when the profile
+    names no endpoint (each platform has its own, or none)."""
+
+    platform: str | None = None
+    region: str | None = None
+    needs_key: bool = False
+    token_env: str | None = None
+    base_url_env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +130,8 @@ class ProviderSpec:
     client: Callable[[ProviderConfig], Client]
     #: Whether ``client`` is built once per profile (its ``options`` and file) or once for all.
     per_profile: bool = True
-    #: Whether a call cannot be made without a key (known by name, whatever client is injected).
+    #: Whether a call to its own API cannot be made without a key (known by name, whatever client
+    #: is injected); a profile's ``options`` may say otherwise (:meth:`ProviderSpec.route_for`).
     needs_key: bool = False
     #: The key variable a profile of this provider usually names.
     key_env: str | None = None
@@ -140,6 +161,11 @@ class ProviderSpec:
     cache_minimum: Callable[[str], int | None] | None = None
     #: The one translation of its SDK's exceptions into retry failures (None: it has no SDK).
     classify: Callable[[BaseException], Failure] | None = None
+    #: ``(options, profile name) -> Route``: how a profile with these options reaches the
+    #: provider (a cloud platform, its region, its credentials); raises ``InvalidRequestError``
+    #: for options it cannot use. None: always its own API, as ``needs_key`` and
+    #: ``base_url_env`` say.
+    route: Callable[[Mapping[str, Any], str | None], Route] | None = None
     #: ``(endpoint) -> message``: why a base URL cannot be this provider's (None: it can), such
     #: as an Anthropic endpoint ending in ``/v1`` (the SDK adds it). Checked wherever the
     #: endpoint came from: the profile, an override or the base-URL variable.
@@ -147,6 +173,25 @@ class ProviderSpec:
     #: Its mapping of the reasoning settings per model, from its dated capability table (None:
     #: it maps none; the settings reach its client as they are).
     reasoning: ReasoningRule | None = None
+
+    def route_for(self, options: Mapping[str, Any], profile: str | None = None) -> Route:
+        """How a profile with ``options`` reaches this provider (see :class:`Route`);
+        ``InvalidRequestError`` naming the option when the options cannot be used."""
+        if self.route is not None:
+            return self.route(options, profile)
+        return Route(needs_key=self.needs_key, base_url_env=self.base_url_env)
+
+    def needs_key_for(self, options: Mapping[str, Any]) -> bool:
+        """Whether a profile with ``options`` needs a key: the one question every caller asks
+        (prepare, ``verify``, the kernel), whatever route the options choose."""
+        return self.route_for(options).needs_key
+
+    @property
+    def needs_model(self) -> bool:
+        """Whether a profile must name its model: a provider whose own API takes a key serves
+        many models, and needs one named on every route (a cloud platform's too, where no key
+        is read)."""
+        return self.needs_key
 
     def ignored(self, settings: ExecutionSettings) -> tuple[str, ...]:
         """The settings that have a value but that this provider's adapter does not send."""
@@ -339,11 +384,12 @@ def default_registry() -> Registry:
     return _default
 
 
-def provider_needs_key(provider: str) -> bool:
-    """Whether ``provider`` needs an API key, as its spec in the default registry says
-    (``anthropic`` and ``openai`` do; an unknown provider does not)."""
+def provider_needs_key(provider: str, options: Mapping[str, Any] | None = None) -> bool:
+    """Whether ``provider`` needs an API key for a profile with ``options``, as its spec in the
+    default registry says (``anthropic`` and ``openai`` do on their own APIs; an unknown provider
+    does not)."""
     spec = default_registry().find(provider)
-    return spec is not None and spec.needs_key
+    return spec is not None and spec.needs_key_for(options or {})
 
 
 def __getattr__(name: str) -> Any:

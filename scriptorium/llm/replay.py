@@ -17,6 +17,7 @@ A line of a newer form than this code knows is refused (``reason="config"``), na
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import posixpath
 import stat as stat_module
@@ -258,7 +259,7 @@ class ReplayClient:
 
     def _append(self, request: LLMRequest, response: LLMResponse) -> None:
         key = request_hash(request)
-        line = hashing.canonical_json(
+        line = _cassette_line(
             {
                 "hash_version": REQUEST_HASH_VERSION,
                 "request_hash": key,
@@ -367,6 +368,16 @@ class ReplayClient:
         return LLMGenerateError(
             f"replay provider: {message} ({self.cassette.name})", reason="config", provider=PROVIDER
         )
+
+
+def _cassette_line(entry: dict[str, Any]) -> bytes:
+    """One cassette line: canonical JSON (readable UTF-8), or, for an answer holding a lone
+    surrogate (which UTF-8 cannot carry), the same JSON with non-ASCII escaped, so the recorded
+    answer is kept exactly and the run's boundary cleans it on replay as it did when recorded."""
+    try:
+        return hashing.canonical_json(entry)
+    except UnicodeEncodeError:
+        return json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 def cassette_problems(options: Mapping[str, Any], source: str | None) -> Iterator[str]:

@@ -170,7 +170,11 @@ class Router:
         Adapters without a ``verify`` of their own (``fake``, ``replay``, most custom ones) are
         proven by building them: the configuration is what can be wrong there.
         """
+        from scriptorium.llm.adapter import SDKAdapter
+
         client = self.client_for(target.provider, options, source)
+        if isinstance(client, SDKAdapter):  # the profile's options choose its route (a platform)
+            return client.verify(target, api_key, options=options)
         if supports(client, Verifier):
             result = cast("Verifier", client).verify(target, api_key)
             if isinstance(result, LLMResponse):

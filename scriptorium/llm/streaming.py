@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -57,6 +57,7 @@ __all__ = [
     "AsyncStreamingClient",
     "ErrorEvent",
     "EventDecoder",
+    "EventReader",
     "Fold",
     "ReasoningChunk",
     "StreamItem",
@@ -69,6 +70,7 @@ __all__ = [
     "event_json",
     "is_event_stream",
     "response_pieces",
+    "sse_events",
     "stream_of",
 ]
 
@@ -168,6 +170,26 @@ def is_event_stream(headers: Mapping[str, str]) -> bool:
     return "text/event-stream" in str(headers.get("content-type", "")).lower()
 
 
+class EventReader(Protocol):
+    """Events from a stream's bytes as they arrive: ``(event name or None, data)`` pairs, each
+    data a provider event's JSON text. Server-sent events (:class:`EventDecoder`) for most
+    providers; a platform with its own framing (Bedrock's binary event stream) gives its own."""
+
+    def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
+        """The events completed by ``chunk``."""
+        ...
+
+    def end(self) -> list[tuple[str | None, str]]:
+        """The events the end of the body completes."""
+        ...
+
+
+def sse_events(headers: Mapping[str, str]) -> EventDecoder | None:
+    """The reader of a server-sent event stream, or None when the headers say the body is not one
+    (what most providers' :meth:`StreamSource.events` answer)."""
+    return EventDecoder() if is_event_stream(headers) else None
+
+
 class EventDecoder:
     """Server-sent events from a body's bytes as they arrive: ``(event name or None, data)``.
 
@@ -252,10 +274,11 @@ class Fold(Protocol):
     #: Whether the terminator (the event saying the answer is complete) has been read.
     complete: bool
 
-    def add(self, name: str | None, data: str) -> str | None:
+    def add(self, name: str | None, data: str) -> str | Sequence[str] | None:
         """Take one event; the text it adds to the output (None or "" for none), a
-        :class:`ReasoningChunk` for reasoning. Raises :class:`ErrorEvent` for an error the
-        server reported in the stream."""
+        :class:`ReasoningChunk` for reasoning, or several pieces in order when one event carries
+        more than one (reasoning then text in the same chunk). Raises :class:`ErrorEvent` for an
+        error the server reported in the stream."""
         ...
 
     def flush(self) -> str:
@@ -288,6 +311,11 @@ class StreamSource(Protocol[R]):
         """A fresh fold for one attempt."""
         ...
 
+    def events(self, headers: Mapping[str, str]) -> EventReader | None:
+        """The reader of a 200's events, or None when its headers say it is not a stream (it is
+        then read whole, :meth:`read_body`): :func:`sse_events` for a server-sent stream."""
+        ...
+
     def folded(self, fold: Any, headers: Mapping[str, str]) -> R:
         """The reading of a complete stream: its fold's body, as a 200 would have been read."""
         ...
@@ -309,9 +337,9 @@ class _Reading:
 
     __slots__ = ("decoder", "fold", "head", "sent")
 
-    def __init__(self, fold: Fold) -> None:
+    def __init__(self, fold: Fold, decoder: EventReader) -> None:
         self.fold = fold
-        self.decoder = EventDecoder()
+        self.decoder = decoder
         self.sent: list[str] = []
         #: The pieces read inside the attempt (up to the first text), handed out after it.
         self.head: list[str] = []
@@ -325,8 +353,11 @@ class _Reading:
             if fold.complete:
                 break
             piece = fold.add(name, data)
-            if piece:
-                pieces.append(piece)
+            if isinstance(piece, str):
+                if piece:
+                    pieces.append(piece)
+            elif piece:
+                pieces.extend(p for p in piece if p)
         self.sent.extend(p for p in pieces if not isinstance(p, ReasoningChunk))
         return pieces
 
@@ -405,11 +436,12 @@ def drive(
     def attempt(timeout_s: float) -> _Opened:
         response = source.open(client, timeout_s)
         try:
-            if not is_event_stream(response.headers):
+            decoder = source.events(response.headers)
+            if decoder is None:
                 return _Opened(
                     response, answered=source.read_body(response.read(), response.headers)
                 )
-            reading, chunks = _Reading(source.fold()), iter(response.iter_bytes())
+            reading, chunks = _Reading(source.fold(), decoder), iter(response.iter_bytes())
             while not reading.opened(next(chunks, None)):
                 pass
             return _Opened(response, reading, chunks)
@@ -453,10 +485,11 @@ async def adrive(
     async def attempt(timeout_s: float) -> _Opened:
         response = await source.aopen(client, timeout_s)
         try:
-            if not is_event_stream(response.headers):
+            decoder = source.events(response.headers)
+            if decoder is None:
                 content = await response.aread()
                 return _Opened(response, answered=source.read_body(content, response.headers))
-            reading, chunks = _Reading(source.fold()), aiter(response.aiter_bytes())
+            reading, chunks = _Reading(source.fold(), decoder), aiter(response.aiter_bytes())
             while not reading.opened(await anext(chunks, None)):
                 pass
             return _Opened(response, reading, chunks)

@@ -181,6 +181,18 @@ class _RunSpan:
                     "scriptorium.llm_calls": result.usage.llm_calls,
                 }
             )
+            if result.fallbacks:
+                # The run fell back: the profile and request that answered, and how many left.
+                prepared = result.prepared
+                span.set_attributes(
+                    {
+                        "scriptorium.fallbacks": len(result.fallbacks),
+                        "scriptorium.request_hash": prepared.request_hash,
+                        "scriptorium.profile": prepared.profile,
+                        "gen_ai.provider.name": prepared.target.provider,
+                        "gen_ai.request.model": prepared.target.model,
+                    }
+                )
         if error is not None:
             kind = _error_type(error)
             span.set_attribute("error.type", kind)

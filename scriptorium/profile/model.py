@@ -10,8 +10,11 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "DEFAULT_FALLBACK_ON",
     "DEFAULT_SETTINGS",
     "ENV_VAR_PATTERN",
+    "FALLBACK_REASONS",
+    "NEVER_FALL_BACK_ON",
     "PROFILE_NAME_PATTERN",
     "REASONING_LEVELS",
     "ExecutionSettings",
@@ -30,6 +33,13 @@ __all__ = [
 
 ENV_VAR_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 PROFILE_NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def _show(value: object) -> str:
+    """``value`` quoted for a message, cut short (secret-looking values never get this far: the
+    parser refuses them first)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def is_valid_profile_name(name: object) -> bool:
@@ -198,6 +208,35 @@ class RateLimits(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+#: The reasons that move a run to the next profile of its chain when ``fallback_on`` is not given:
+#: failures another provider (or the same one, later) may well not have.
+DEFAULT_FALLBACK_ON = (
+    "rate_limited",
+    "overloaded",
+    "server_error",
+    "connection",
+    "timeout",
+    "quota",
+)
+#: Every reason ``fallback_on`` may list: the defaults, a prompt too long for this model
+#: (``context_window``), an answer that is not one (``invalid_response``), a model this endpoint
+#: does not serve (``not_found``), and an output still invalid after this profile's repairs
+#: (``invalid_output``).
+FALLBACK_REASONS = frozenset(
+    {*DEFAULT_FALLBACK_ON, "context_window", "invalid_response", "not_found", "invalid_output"}
+)
+#: Reasons refused in ``fallback_on``, and why: another profile would fail the same way, or a
+#: fallback would hide a mistake that has to be fixed.
+NEVER_FALL_BACK_ON = {
+    "auth": "a key that is refused is a mistake to fix, not a provider to route around",
+    "permission": "a key without access is a mistake to fix, not a provider to route around",
+    "invalid_request": "an invalid request fails the same way on every profile",
+}
+_DEFAULT_REASONS = frozenset(DEFAULT_FALLBACK_ON)
+#: The most profiles one ``fallback`` list may name.
+MAX_FALLBACKS = 16
+
+
 class Profile(BaseModel):
     """A parsed profile. It holds the *name* of the key variable, never a key."""
 
@@ -216,6 +255,12 @@ class Profile(BaseModel):
     #: Plain ``http://`` to a host that is not loopback (a gateway on a private network) is
     #: refused unless this is true; ``check`` warns about profiles that set it.
     allow_insecure_http: bool = False
+    #: The profiles a run falls back to, in order, when this one cannot answer (each followed
+    #: by its own chain; see ``profile.chain``).
+    fallback: tuple[str, ...] = Field(default=(), max_length=MAX_FALLBACKS)
+    #: The failure reasons that move a run from this profile to the next of its chain (None:
+    #: :data:`DEFAULT_FALLBACK_ON`).
+    fallback_on: tuple[str, ...] | None = None
     #: The file the profile came from (for relative paths in ``options``); not part of its hash.
     source: str | None = Field(default=None, exclude=True)
 
@@ -224,6 +269,33 @@ class Profile(BaseModel):
         if self.endpoint is not None:
             validate_endpoint(self.endpoint, allow_insecure_http=self.allow_insecure_http)
         return self
+
+    @field_validator("fallback")
+    @classmethod
+    def _fallback(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not is_valid_profile_name(name):
+                raise ValueError(
+                    f"{_show(name)} is not a profile name (lowercase letters, digits, '-' or '_')"
+                )
+        repeated = sorted({name for name in value if value.count(name) > 1})
+        if repeated:
+            raise ValueError(f"names {repeated[0]!r} twice; each profile is tried once")
+        return value
+
+    @field_validator("fallback_on")
+    @classmethod
+    def _fallback_on(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for reason in value or ():
+            why = NEVER_FALL_BACK_ON.get(reason)
+            if why is not None:
+                raise ValueError(f"{reason!r} never falls back: {why}")
+            if reason not in FALLBACK_REASONS:
+                raise ValueError(
+                    f"unknown reason {_show(reason)}; expected some of: "
+                    + ", ".join(sorted(FALLBACK_REASONS))
+                )
+        return value
 
     @field_validator("api_key_env")
     @classmethod
@@ -247,4 +319,13 @@ class Profile(BaseModel):
             data["limits"] = self.limits.given()
         if not self.allow_insecure_http:
             del data["allow_insecure_http"]  # the same: only a profile that sets it differs
+        if not self.fallback:
+            del data["fallback"]
+        if self.fallback_on is None:
+            del data["fallback_on"]
         return data
+
+    @property
+    def fallback_reasons(self) -> frozenset[str]:
+        """The reasons that move a run from this profile to the next of its chain."""
+        return _DEFAULT_REASONS if self.fallback_on is None else frozenset(self.fallback_on)

@@ -11,6 +11,11 @@ Async: a client with ``agenerate`` is awaited; a sync-only client runs in a work
 repairer with ``arepair`` is awaited; one with only ``repair`` runs in a worker thread. Asked with
 ``isinstance`` against the capability Protocols of ``usecase.repair``, never by probing
 attributes.
+
+A :class:`~scriptorium.usecase.flow.NextProfile` step (a run falling back) is made here too, by
+the planner the callees hold: its outcome is the next profile's plan, or the sentinel preparing
+it raised (an async run prepares a request carrying much content in a worker thread, as it
+prepared the first). Each is announced at INFO (``-v``): "falling back from P to Q after R".
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from typing import Protocol, cast, runtime_checkable
 
-from scriptorium.errors import LLMGenerateError
+from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
 from scriptorium.llm.streaming import astream_of, response_pieces, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
-from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
-from scriptorium.usecase.plan import Plan
+from scriptorium.usecase.flow import Answered, NextProfile, Outcome, Repair, Step
+from scriptorium.usecase.plan import Plan, Planner
+from scriptorium.usecase.prepare import heavy_to_prepare
 from scriptorium.usecase.repair import (
     AsyncOutputRepairer,
     AsyncStreamingRepairer,
@@ -41,15 +47,22 @@ _log = logging.getLogger("scriptorium.runner")
 
 
 class Callees:
-    """What a run calls: the client and the repairer (None: runs never repair). The client's kinds
-    (sync, async) are decided once per client object: a runtime-checkable ``isinstance`` is slow
-    on every call."""
+    """What a run calls: the client, the repairer (None: runs never repair) and the planner that
+    prepares the later profiles of a fallback chain (None: runs never fall back). The client's
+    kinds (sync, async) are decided once per client object: a runtime-checkable ``isinstance``
+    is slow on every call."""
 
-    __slots__ = ("_kinds", "client", "repairer")
+    __slots__ = ("_kinds", "client", "planner", "repairer")
 
-    def __init__(self, client: Client | AsyncClient, repairer: OutputRepairer | None) -> None:
+    def __init__(
+        self,
+        client: Client | AsyncClient,
+        repairer: OutputRepairer | None,
+        planner: Planner | None = None,
+    ) -> None:
         self.client = client
         self.repairer = repairer
+        self.planner = planner
         self._kinds: tuple[Client | None, AsyncClient | None] | None = None
 
     def kinds(self) -> tuple[Client | None, AsyncClient | None]:
@@ -61,6 +74,14 @@ class Callees:
             aio = client if isinstance(client, AsyncClient) else None
             kinds = self._kinds = (sync, aio)
         return kinds
+
+    def the_planner(self) -> Planner:
+        """The planner; a NextProfile step without one is a configuration error."""
+        if self.planner is None:
+            raise LLMGenerateError(
+                "a fallback was asked of a run without a planner", reason="config"
+            )
+        return self.planner
 
     def the_repairer(self) -> OutputRepairer:
         """The repairer; a Repair step without one is a configuration error."""
@@ -90,7 +111,13 @@ def boundary(step: Step) -> LLMBoundary:
 
 
 def call(step: Step, callees: Callees) -> Outcome:
-    """Make ``step``: its response or repair, checked, or the failure it ended with."""
+    """Make ``step``: its response or repair, checked, or the failure it ended with (for a
+    NextProfile step, the plan, or the sentinel preparing it raised)."""
+    if isinstance(step, NextProfile):
+        try:
+            return _announced(step, callees).plan_fallback(step.origin, step.profile)
+        except ScriptoriumError as err:
+            return err
     try:
         with boundary(step):
             if isinstance(step, Repair):
@@ -107,6 +134,16 @@ def call(step: Step, callees: Callees) -> Outcome:
 
 async def acall(step: Step, callees: Callees) -> Outcome:
     """The async twin of :func:`call`."""
+    if isinstance(step, NextProfile):
+        try:
+            planner = _announced(step, callees)
+            if not heavy_to_prepare(step.origin):
+                return planner.plan_fallback(step.origin, step.profile)
+            import asyncio  # as in _agenerate
+
+            return await asyncio.to_thread(planner.plan_fallback, step.origin, step.profile)
+        except ScriptoriumError as err:
+            return err
     try:
         with boundary(step):
             if isinstance(step, Repair):
@@ -116,6 +153,20 @@ async def acall(step: Step, callees: Callees) -> Outcome:
             return checked_response(await _agenerate(callees, step.request))
     except LLMGenerateError as err:
         return err
+
+
+def _announced(step: NextProfile, callees: Callees) -> Planner:
+    """The planner for ``step``, once the fallback is logged (INFO, ``-v``)."""
+    skipped = f" ({', '.join(step.skipped)} cooling down)" if step.skipped else ""
+    _log.info(
+        "falling back from %s to %s after %s%s (prompt %s)",
+        step.left,
+        step.profile,
+        step.reason,
+        skipped,
+        step.plan.prepared.prompt_id,
+    )
+    return callees.the_planner()
 
 
 def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:

@@ -30,6 +30,7 @@ from scriptorium.validate.model import OutputContract, ValidationIssue, Validati
 __all__ = [
     "ArtifactRecord",
     "AttemptRecord",
+    "FallbackRecord",
     "OutputRecord",
     "Overrides",
     "PreparedRun",
@@ -171,7 +172,8 @@ class OutputRecord(BaseModel):
 
 
 class AttemptRecord(BaseModel):
-    """One generation (initial or repair) and its verdict."""
+    """One generation (initial or repair) and its verdict, with the profile it was made on and the
+    provider and model that made it (a run that fell back holds generations of several)."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
@@ -185,10 +187,45 @@ class AttemptRecord(BaseModel):
     latency_ms: float
     valid: bool
     issues: tuple[ValidationIssue, ...] = ()
+    profile: str | None = None
+    provider: str | None = None
+    model: str | None = None
+
+
+class FallbackRecord(BaseModel):
+    """A profile of the fallback chain that the run left, or skipped, before the one it ended on.
+
+    ``code`` and ``reason`` say why: a failed call (``llm_generate`` and its reason), an output
+    still invalid after this profile's repairs (``output_invalid`` / ``invalid_output``), a
+    profile cooling down after it said "busy" (``cooldown`` / ``cooldown``), a profile that could
+    not be prepared (that error's code; its ``reason`` when it has one, else the code), or a
+    shared ``timeout_s`` budget used up before it was tried (``llm_generate`` / ``timeout``).
+    ``attempts`` is every HTTP request made on it; ``usage`` what those requests used that no
+    record of ``RunResult.attempts`` holds (the failed call's requests, in ``llm_calls``; its
+    generations are in ``attempts``), so the result's usage is the sum of both lists.
+    ``provider``, ``model`` and ``request_hash`` are None for a profile never prepared.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    profile: str
+    provider: str | None = None
+    model: str | None = None
+    request_hash: str | None = None
+    code: str
+    reason: str
+    message: str
+    attempts: int = Field(default=0, ge=0)
+    usage: Usage = Usage()
+    retry_after_s: float | None = None
 
 
 class RunResult(BaseModel):
     """The outcome of a run. Invalid output is reported here; it does not raise.
+
+    ``prepared`` is the run of the profile the result ends on (after a fallback, the one that
+    answered); ``fallbacks`` the profiles of its chain left before it, in order; ``usage`` sums
+    every generation of every profile and the failed calls of those left.
 
     ``metadata`` is what the provider adapter reported for the last generation: ``request_id``,
     the ``strategy`` used, ``ignored_settings``, ``service_tier``, a ``pricing`` note when the cost
@@ -210,6 +247,7 @@ class RunResult(BaseModel):
     finish_reason: str
     model: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    fallbacks: tuple[FallbackRecord, ...] = ()
 
     def raise_for_validation(self) -> RunResult:
         """Raise ``OutputInvalidError`` when the output failed its contract; else return self."""

@@ -5,6 +5,11 @@ A :class:`Planner` turns a ``RunRequest`` into a :class:`Plan`: the ``PreparedRu
 see and the ``LLMRequest`` (the only object holding the key) a run sends. ``Runner.prepare`` shows
 the first; every run, streamed, observed or answered by a provider batch, starts from the whole
 plan, so what ``prepare`` shows is what the run sends.
+
+A plan also carries its profile's fallback chain, resolved when the profile is loaded (a name that
+does not load, or a loop, fails the plan), and the request it was made from: a run that falls back
+asks :meth:`Planner.plan_fallback` for the next profile's plan, prepared as a run on that profile
+would be (:func:`fallback_request` says from what).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from scriptorium.hashing import hash_bytes, hash_json
 from scriptorium.llm.media import check_media, media_bytes
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
 from scriptorium.llm.registry import ProviderSpec, Registry, WireView
+from scriptorium.profile.chain import fallback_chain
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
 from scriptorium.prompt.renderer import Renderer
@@ -37,15 +43,31 @@ from scriptorium.usecase.model import ArtifactRecord, PreparedRun, RunRequest, S
 from scriptorium.validate.model import LoadedSchema, OutputContract
 from scriptorium.validate.validator import Validator
 
-__all__ = ["Plan", "Planner"]
+__all__ = ["Plan", "Planner", "fallback_request"]
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """A prepared run plus what only the run needs: the LLM request, with the key."""
+    """A prepared run plus what only the run needs: the LLM request, with the key; the request it
+    was planned from; its profile's fallback chain (the names tried after it, in order) and the
+    reasons that move a run along it."""
 
     prepared: PreparedRun
     request: LLMRequest
+    origin: RunRequest | None = None
+    fallbacks: tuple[str, ...] = ()
+    fallback_on: frozenset[str] = frozenset()
+
+
+def fallback_request(origin: RunRequest, profile: str) -> RunRequest:
+    """The request a run of ``origin`` sends to ``profile``, a later profile of its chain: the same
+    prompt, inputs, artifacts, metadata and settings overrides, without what names the first
+    profile's target (the ``model`` and ``endpoint`` overrides) or its key (a direct ``api_key``
+    belongs to the provider it was given for: every later profile reads its own key variable)."""
+    overrides = origin.overrides
+    if overrides.model is not None or overrides.endpoint is not None:
+        overrides = overrides.model_copy(update={"model": None, "endpoint": None})
+    return origin.model_copy(update={"profile": profile, "api_key": None, "overrides": overrides})
 
 
 class Planner:
@@ -87,7 +109,16 @@ class Planner:
         self._shown: IdentityMemo[OutputContract] = IdentityMemo()
 
     def plan(self, request: RunRequest) -> Plan:
-        """The plan of ``request``; raises the step's sentinel when a step fails."""
+        """The plan of ``request``; raises the step's sentinel when a step fails (a fallback
+        chain that does not load or loops included)."""
+        return self._plan(request, chain=True)
+
+    def plan_fallback(self, origin: RunRequest, profile: str) -> Plan:
+        """The plan of ``origin`` on ``profile``, a later profile of its chain (see
+        :func:`fallback_request`); raises as :meth:`plan` does."""
+        return self._plan(fallback_request(origin, profile), chain=False)
+
+    def _plan(self, request: RunRequest, *, chain: bool) -> Plan:
         if not isinstance(request, RunRequest):
             raise InvalidRequestError("expected a RunRequest", field="request")
         prompt_id = request.prompt_id
@@ -102,6 +133,8 @@ class Planner:
             profile=profile_name,
         ):
             profile = self._profiles.get(profile_name)
+            # The chain of the run's profile only: a later profile's own is part of it already.
+            fallbacks = fallback_chain(profile, self._profiles.get) if chain else ()
         if self._known_only:
             spec: ProviderSpec | None = steps.known_provider(profile, self._providers)
         else:  # an injected client serves every profile, whatever its provider's name
@@ -109,12 +142,14 @@ class Planner:
         env = os.environ if self._env is None else self._env
         settings, sources, target = self._effective(profile, request, spec)
         target = steps.resolve_endpoint(target, profile, spec, env, prompt_id=prompt_id)
+        route = None if spec is None else spec.route_for(profile.options, profile.name)
         key = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
             env,
             prompt_id=prompt_id,
-            needs_key=spec is not None and spec.needs_key,
+            needs_key=route is not None and route.needs_key,
+            token_env=None if route is None else route.token_env,
         )
         loaded = steps.load_output_schema(definition, self._validator)
         contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
@@ -148,6 +183,7 @@ class Planner:
             cache=cache,
             prompt_id=prompt_id,
             media=media_bytes(rendered.messages, artifacts),
+            profile=profile.name,
         )
         if spec is None:  # a provider only an injected client knows: sent as it is
             view = WireView(llm_request.system, None, ())
@@ -187,7 +223,13 @@ class Planner:
             schema_dropped=view.dropped,
             reasoning=view.reasoning,
         )
-        return Plan(prepared=prepared, request=llm_request)
+        return Plan(
+            prepared=prepared,
+            request=llm_request,
+            origin=request,
+            fallbacks=tuple(p.name for p in fallbacks),
+            fallback_on=profile.fallback_reasons,
+        )
 
     def _effective(
         self, profile: Profile, request: RunRequest, spec: ProviderSpec | None
@@ -226,8 +268,8 @@ def _effective(
     profile: Profile, request: RunRequest, spec: ProviderSpec | None
 ) -> tuple[ExecutionSettings, dict[str, SettingSource], Target]:
     settings, sources = steps.merge_settings(profile, request)
-    needs_key = spec is not None and spec.needs_key
-    return settings, sources, steps.target_for(profile, request, needs_key=needs_key)
+    needs_model = spec is not None and spec.needs_model
+    return settings, sources, steps.target_for(profile, request, needs_key=needs_model)
 
 
 def _contract(

@@ -183,9 +183,13 @@ def resolve_endpoint(
     prompt_id: str | None = None,
 ) -> Target:
     """Step 4c: a target with no endpoint takes the provider SDK's own base-URL variable from
-    ``env`` (source ``env``); then the endpoint, wherever it came from, must be one the provider
-    can use (its spec's rule, such as no ``/v1`` on an Anthropic base URL)."""
-    variable = None if spec is None else spec.base_url_env
+    ``env`` (source ``env``; the route's own variable, for a cloud platform); then the endpoint,
+    wherever it came from, must be one the provider can use (its spec's rule, such as no ``/v1``
+    on an Anthropic base URL). The target shows the route's platform and region."""
+    route = None if spec is None else spec.route_for(profile.options, profile.name)
+    if route is not None and route.platform is not None:
+        target = target.model_copy(update={"platform": route.platform, "region": route.region})
+    variable = None if route is None else route.base_url_env
     if target.endpoint is None and variable:
         value = env.get(variable)
         if value:
@@ -252,8 +256,11 @@ def credential(
     *,
     prompt_id: str | None = None,
     needs_key: bool | None = None,
+    token_env: str | None = None,
 ) -> str | None:
-    """Step 4b: a direct key wins; else the profile's variable must be set and non-empty.
+    """Step 4b: a direct key wins; else the profile's variable must be set and non-empty; else
+    the variable its options name for an access token (``token_env``, a cloud platform's), read
+    the same way.
 
     The one place a key enters a run, whatever brought it (a request, the HTTP API, a kernel, a
     batch line, ``verify``): an empty or blank key is no key (a blank direct key falls back to the
@@ -279,8 +286,16 @@ def credential(
             profile=profile.name,
             prompt_id=prompt_id,
         )
+    if token_env:
+        return key_from_env(
+            env,
+            token_env,
+            reader=f"profile {profile.name!r} (its options)",
+            profile=profile.name,
+            prompt_id=prompt_id,
+        )
     if needs_key is None:
-        needs_key = provider_needs_key(profile.provider)
+        needs_key = provider_needs_key(profile.provider, profile.options)
     if needs_key:
         raise APIKeyRequiredError(
             f"provider {profile.provider!r} needs an API key: set api_key_env in profile "

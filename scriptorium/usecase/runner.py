@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 import scriptorium.usecase.calls as calls
 from scriptorium.artifact.reader import Reader
+from scriptorium.limits.cooldown import Cooldowns, LocalCooldowns
 from scriptorium.llm.client import AsyncClient, Client
 from scriptorium.llm.model import LLMRequest, TokenCount
 from scriptorium.llm.registry import Registry, default_registry
@@ -57,6 +58,10 @@ class Runner:
     profile naming a provider the registry does not know is refused when it is loaded; an
     injected client serves every profile, so by default any name is accepted.
 
+    ``cooldowns``: the table of profiles cooling down after they said "busy", shared by every run
+    of this runner (default: one of its own, in this process); the engine gives one that also
+    reaches the job's table while a batch row runs.
+
     The constructor only stores its collaborators (no I/O). ``run`` always goes through the same
     preparation as ``prepare``; nothing is kept between requests except content-keyed caches.
     """
@@ -78,6 +83,7 @@ class Runner:
         observer: Observer | None = None,
         providers: Registry | None = None,
         known_providers_only: bool = False,
+        cooldowns: Cooldowns | None = None,
     ) -> None:
         self._planner = Planner(
             prompts=prompts,
@@ -90,7 +96,8 @@ class Runner:
             default_profile=default_profile,
             known_providers_only=known_providers_only,
         )
-        self._callees = Callees(client, repairer)
+        self._callees = Callees(client, repairer, self._planner)
+        self._cooldowns = LocalCooldowns() if cooldowns is None else cooldowns
         self._validator = validator
         self._observer = observer
         self._clock = clock or _utcnow
@@ -189,4 +196,5 @@ class Runner:
             started=started,
             clock=self._clock,
             answer=answer,
+            cooldowns=self._cooldowns,
         )

@@ -12,6 +12,11 @@ default one has them) streams its text too, any other gives it as one delta.
 Errors: everything a client raises goes through the same LLM boundary as in ``run``; an
 ``LLMGenerateError`` after the first delta carries the text delivered so far as ``partial_text``.
 A stream closed before its end ends the observation as ``cancelled``.
+
+Fallbacks: the flow falls back only from a generation that failed before any of its text was
+delivered (``partial_text`` unset), so a stream that has started never switches. The next
+profile is prepared between events (no event of its own) and its generation is announced with
+``AttemptStarted``, like any other.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from scriptorium.usecase.events import (
     StreamEvent,
     TextDelta,
 )
-from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
+from scriptorium.usecase.flow import NextProfile, Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.offload import judged
 from scriptorium.usecase.repair import RepairResult
@@ -181,6 +186,9 @@ def _events(run: StreamedRun) -> Generator[StreamEvent, None, None]:
     """The sync driver: the run flow, with generations read from the client's stream."""
     try:
         while (step := run.flow.next_step()) is not None:
+            if isinstance(step, NextProfile):
+                run.flow.send(calls.call(step, run.callees))
+                continue
             events = run.attempt(step)
             yield events.started()
             run.watch.call_started(step)
@@ -213,6 +221,9 @@ async def _aevents(run: StreamedRun) -> AsyncGenerator[StreamEvent, None]:
     """The async driver: the same flow, the same events, over ``calls.astream``."""
     try:
         while (step := run.flow.next_step()) is not None:
+            if isinstance(step, NextProfile):
+                run.flow.send(await calls.acall(step, run.callees))
+                continue
             events = run.attempt(step)
             yield events.started()
             run.watch.call_started(step)
@@ -252,8 +263,8 @@ class RunStream:
     """A streamed run: an iterator of events and a context manager (see ``Engine.stream``).
 
     Iterate it for :class:`TextDelta`, :class:`ReasoningDelta`, :class:`PartialValue`,
-    :class:`AttemptStarted` and :class:`Done` events; :meth:`result` returns the :class:`RunResult` (reading whatever was not
-    read yet). Leaving the ``with`` block, or :meth:`close`, stops the generation and closes its
+    :class:`AttemptStarted` and :class:`Done` events; :meth:`result` returns the
+    :class:`RunResult` (reading whatever was not read yet). Leaving the ``with`` block, or :meth:`close`, stops the generation and closes its
     connection. A failure is raised where it happens, and again by :meth:`result`.
     """
 

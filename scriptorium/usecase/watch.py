@@ -25,7 +25,7 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMResponse
 from scriptorium.observe import scope as run_scope
 from scriptorium.observe.observer import GenerationObservation, Observer, RunObservation
-from scriptorium.usecase.flow import Outcome, Step
+from scriptorium.usecase.flow import NextProfile, Outcome, Step
 from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.plan import Plan
 from scriptorium.usecase.repair import RepairResult
@@ -134,8 +134,9 @@ class Watch:
         return plan
 
     def call_started(self, step: Step) -> None:
-        """Open the observation of a call of ``step`` (its kind and request)."""
-        if self._run is not None:
+        """Open the observation of a call of ``step`` (its kind and request); preparing the next
+        profile of a fallback chain is no call to the model, and is not observed."""
+        if self._run is not None and not isinstance(step, NextProfile):
             self._generation = self._guarded(
                 "generation", self._run.generation, step.kind, step.request
             )

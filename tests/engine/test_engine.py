@@ -21,6 +21,8 @@ def project(tmp_path: Path) -> Path:
     """A copy of the bundled project, plus a document to extract from."""
     shutil.copytree(REPO / "prompts", tmp_path / "prompts")
     shutil.copytree(REPO / "profiles", tmp_path / "profiles")
+    # The prompts' tests files read their artifacts from examples/.
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "card.txt").write_text("Ada Lovelace, ada@example.com\n", encoding="utf-8")
     return tmp_path

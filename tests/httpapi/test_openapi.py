@@ -66,3 +66,15 @@ def test_every_error_status_of_the_table_is_documented_with_the_error_body() -> 
         "OutputInvalidBody",
         "ErrorBody",
     }
+
+
+def test_the_reasoning_settings_and_event_are_described() -> None:
+    document = build_openapi(secured=False)
+    schemas = document["components"]["schemas"]
+    for name in ("reasoning", "reasoning_budget_tokens"):
+        assert name in schemas["Overrides"]["properties"]
+    levels = schemas["Overrides"]["properties"]["reasoning"]["anyOf"][0]["enum"]
+    assert levels == ["off", "low", "medium", "high", "xhigh", "max"]
+    assert "reasoning" in schemas["OutputRecord"]["properties"]
+    answers = document["paths"]["/v1/runs"]["post"]["responses"]["200"]["description"]
+    assert "reasoning" in answers

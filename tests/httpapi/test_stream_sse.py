@@ -125,3 +125,32 @@ def test_lone_surrogates_reach_the_events_as_replacement_characters(
     result = RunResult.model_validate(events[-1][1])
     assert result.output.text == texts
     assert [i.keyword for i in result.validation.issues] == ["encoding"]
+
+
+def test_reasoning_streams_as_reasoning_events_before_the_text(
+    project: Path, server: FakeAnthropicServer
+) -> None:
+    """Through the real SDK: the thinking the model streams is `reasoning` events (before any
+    `text`), the overrides carry the setting to the body, and the result keeps the reasoning apart."""
+    server.reply("Hello, Ada.", thinking="Greet warmly.", thinking_tokens=4, chunks=2)
+    app = create_app(engine_for(project))
+    body = {
+        "prompt_id": "hello",
+        "inputs": {"name": "Ada"},
+        "overrides": {"reasoning": "medium"},
+    }
+    response = call(app, "POST", "/v1/runs", json=body, headers=SSE)
+    assert response.status_code == 200, response.text
+    events = _events(response)
+    names = [name for name, _ in events]
+    assert "reasoning" in names
+    assert names.index("reasoning") < names.index("text")
+    assert all(data["type"] == "reasoning_delta" for name, data in events if name == "reasoning")
+    thought = "".join(data["text"] for name, data in events if name == "reasoning")
+    result = RunResult.model_validate(events[-1][1])
+    assert thought == result.output.reasoning == "Greet warmly."
+    assert result.output.text == "Hello, Ada."
+    assert result.usage.reasoning_tokens == 4
+    sent = server.requests[-1].body
+    assert sent["thinking"] == {"type": "adaptive"}
+    assert sent["output_config"] == {"effort": "medium"}

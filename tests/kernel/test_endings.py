@@ -164,3 +164,31 @@ def test_the_signal_handlers_record_and_never_raise(signum: int) -> None:
         for s, handler in previous.items():
             signal.signal(s, handler)
         stop.signum = None
+
+
+class _StopOnStart(io.BytesIO):
+    """Output that asks the kernel to stop the moment ``iteration_start`` is written: the stop
+    lands after the iteration began and before the model call."""
+
+    def __init__(self, stop: Stop) -> None:
+        super().__init__()
+        self._stop = stop
+
+    def write(self, data: Any) -> int:
+        written = super().write(data)
+        if b'"iteration_start"' in bytes(data):
+            self._stop.request(signal.SIGTERM)
+        return written
+
+
+def test_a_stop_between_the_start_and_the_call_is_a_failed_exit_and_calls_nothing() -> None:
+    """Whichever thread sees that stop first (the call refusing to start, or the watcher), the
+    iteration has started, so the ending is the table's ``exit failed``, code 1."""
+    stop = Stop()
+    out = _StopOnStart(stop)
+    client = FakeClient([ANSWER])
+    assert serve(io.BytesIO(INIT), out, ENV, pid=1, client=client, stop=stop) == EXIT_FAILED
+    assert _ops(out)[:2] == ["ready", "iteration_start"]
+    assert _ops(out)[-1] == "exit"
+    assert _lines(out)[-1]["exit_kind"] == "failed"
+    assert client.calls == 0

@@ -460,3 +460,27 @@ def test_result_lines_holding_line_separators_are_read_whole(setup: Setup) -> No
     setup.batches.text = lambda _custom_id, _body: json.dumps({"label": label}, ensure_ascii=False)
     results = _results(setup.engine.submit_batch(setup.requests("a", "b")).wait(0.01).results())
     assert [r.validation.value for r in results] == [{"label": label}] * 2
+
+
+REASONING_MODELS = {"anthropic": "claude-opus-4-7", "openai": "gpt-5"}
+REASONING_SENT = {
+    "anthropic": {"thinking": {"type": "adaptive"}, "output_config": {"effort": "medium"}},
+    "openai": {"reasoning_effort": "medium"},
+}
+
+
+def test_the_reasoning_setting_goes_into_each_row_body(setup: Setup) -> None:
+    overrides = Overrides(model=REASONING_MODELS[setup.provider], reasoning="medium")
+    requests = [
+        RunRequest(prompt_id="label", inputs={"text": t}, overrides=overrides) for t in "ab"
+    ]
+    prepared = setup.engine.prepare(requests[0])
+    assert prepared.reasoning is not None
+    results = _results(setup.engine.submit_batch(requests).wait(0.01).results())
+    assert all(r.prepared.settings.reasoning == "medium" for r in results)
+    (batch,) = setup.batches.created
+    for _custom_id, body in batch.rows:
+        sent = {k: body[k] for k in ("thinking", "output_config", "reasoning_effort") if k in body}
+        if "output_config" in sent:  # the structured output's format travels there as well
+            sent["output_config"] = {"effort": sent["output_config"]["effort"]}
+        assert sent == REASONING_SENT[setup.provider] == prepared.reasoning.sent

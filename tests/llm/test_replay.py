@@ -10,6 +10,7 @@ import pytest
 
 from scriptorium import hashing
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.replay import ReplayClient, request_hash
 from scriptorium.prompt.model import Message
@@ -229,3 +230,30 @@ def test_a_cassette_line_nested_too_deeply_is_a_config_error(tmp_path: Path) -> 
     with pytest.raises(LLMGenerateError) as caught:
         ReplayClient(cassette).generate(make_request())
     assert caught.value.reason == "config"
+
+
+def test_recorded_reasoning_is_replayed_and_streamed_first(tmp_path: Path) -> None:
+    """A recorded answer's reasoning and reasoning tokens come back; a replayed stream hands the
+    reasoning out (as ReasoningChunk items) before the text. An answer without reasoning is
+    recorded as before: no reasoning members in the line."""
+    cassette = tmp_path / "run.jsonl"
+    thought = RECORDED.model_copy(
+        update={
+            "reasoning": "Keep it short.",
+            "usage": Usage(input_tokens=12, output_tokens=9, reasoning_tokens=5),
+        }
+    )
+    recorder = ReplayClient(cassette, mode="record", inner=FakeClient([thought, RECORDED]))
+    recorder.generate(make_request("a"))
+    recorder.generate(make_request("b"))
+    first, second = cassette.read_text(encoding="utf-8").splitlines()
+    assert "reasoning" in first
+    assert "reasoning" not in second
+    replayed = ReplayClient(cassette).generate(make_request("a"))
+    assert (replayed.reasoning, replayed.usage.reasoning_tokens) == ("Keep it short.", 5)
+    items = list(ReplayClient(cassette).stream(make_request("a")))
+    pieces = [i for i in items if isinstance(i, str)]
+    thoughts = [p for p in pieces if isinstance(p, ReasoningChunk)]
+    assert "".join(thoughts) == "Keep it short."
+    assert pieces[: len(thoughts)] == thoughts
+    assert "".join(p for p in pieces if not isinstance(p, ReasoningChunk)) == "A summary."

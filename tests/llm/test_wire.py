@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.anthropic.body import build_body
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
 from scriptorium.llm.openai.body import build_params
@@ -84,3 +85,73 @@ def test_other_providers_send_the_request_as_it_is(provider: str) -> None:
     view = wire_view(request(provider, "m", "Sys.", spec, ExecutionSettings(temperature=1.0)))
     assert (view.system, view.ignored_settings) == ("Sys.", ())
     assert provider not in IGNORED_SETTINGS
+
+
+reasoning_settings = st.builds(
+    ExecutionSettings,
+    max_tokens=st.sampled_from([2000, 40_000]),
+    temperature=st.none() | st.just(0.5),
+    reasoning=st.none() | st.sampled_from(["off", "low", "medium", "high", "xhigh", "max"]),
+    reasoning_budget_tokens=st.none() | st.sampled_from([1024, 3000]),
+)
+REASONING_MEMBERS = ("thinking", "output_config", "reasoning_effort")
+
+
+def _reasoning_sent(body: dict[str, Any], schema_member: Any) -> dict[str, Any]:
+    """The body's reasoning members (``output_config`` without a structured output's format)."""
+    sent = {k: body[k] for k in REASONING_MEMBERS if k in body}
+    config = dict(sent.get("output_config") or {})
+    if schema_member is not None:
+        config.pop("format", None)
+    if "output_config" in sent:
+        sent["output_config"] = config
+    return {k: v for k, v in sent.items() if v != {}}
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    model=st.sampled_from(
+        ["claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-3-5-haiku"]
+    ),
+    spec=specs,
+    chosen=reasoning_settings,
+)
+def test_anthropic_reasoning_view_is_the_body(
+    model: str, spec: StructuredOutput | None, chosen: ExecutionSettings
+) -> None:
+    """The reasoning prepare shows is what the body carries, and a conflict refuses both."""
+    req = request("anthropic", model, "Be brief.", spec, chosen)
+    try:
+        view = wire_view(req)
+    except InvalidRequestError:
+        with pytest.raises(InvalidRequestError):
+            build_body(req)
+        return
+    built = build_body(req)
+    assert view.ignored_settings == built.ignored
+    assert view.strategy == (None if built.output is None else built.output.strategy)
+    assert view.system == built.body.get("system")
+    sent = {} if view.reasoning is None else view.reasoning.sent
+    native = built.output is not None and built.output.strategy == "native"
+    assert _reasoning_sent(built.body, "format" if native else None) == sent
+    if view.reasoning is not None and view.reasoning.thinking:
+        assert view.strategy != "tool"
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    model=st.sampled_from(["gpt-5", "gpt-5.2", "o3", "gpt-4o", "local-model"]),
+    spec=specs,
+    chosen=reasoning_settings,
+)
+def test_openai_reasoning_view_is_the_params(
+    model: str, spec: StructuredOutput | None, chosen: ExecutionSettings
+) -> None:
+    req = request("openai", model, None, spec, chosen)
+    params, _strategy = build_params(req)
+    view = wire_view(req)
+    sent = {} if view.reasoning is None else view.reasoning.sent
+    assert {k: params[k] for k in REASONING_MEMBERS if k in params} == sent
+    assert ("reasoning_budget_tokens" in view.ignored_settings) is (
+        chosen.reasoning_budget_tokens is not None
+    )

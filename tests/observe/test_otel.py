@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from scriptorium import Engine
+from scriptorium import Engine, Overrides
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.observe import OTelObserver
@@ -386,3 +386,36 @@ def test_a_streamed_run_makes_the_same_tree_with_its_retries(
     assert [e.name for e in chat.events] == ["retry"]
     assert _attrs(chat)["gen_ai.usage.output_tokens"] == 5
     assert CANARY not in telemetry.everything()
+
+
+def test_reasoning_tokens_are_an_attribute_where_the_provider_reports_them(
+    project: Path, telemetry: Telemetry, server: FakeAnthropicServer
+) -> None:
+    server.reply("Hi Ada!", usage=USAGE, thinking="Greet.", thinking_tokens=4)
+    server.reply("Hi Ada!", usage=USAGE)
+    engine = _engine(project, telemetry, capture=True)
+    overrides = Overrides(reasoning="low")
+    engine.run("greet", inputs={"name": "Ada"}, overrides=overrides)
+    engine.run("greet", inputs={"name": "Ada"})
+    chats = [s for s in telemetry.finished() if s.name.startswith("chat ")]
+    thought, plain = (_attrs(c) for c in chats)
+    assert thought["gen_ai.usage.reasoning_tokens"] == 4
+    assert thought["gen_ai.usage.output_tokens"] == 5
+    assert "gen_ai.usage.reasoning_tokens" not in plain
+    # Captured content shows the reasoning as its own part, before the text.
+    parts = json.loads(str(thought["gen_ai.output.messages"]))[0]["parts"]
+    assert parts == [
+        {"type": "reasoning", "content": "Greet."},
+        {"type": "text", "content": "Hi Ada!"},
+    ]
+
+
+def test_a_streamed_run_reports_its_reasoning_tokens_too(
+    project: Path, telemetry: Telemetry, server: FakeAnthropicServer
+) -> None:
+    server.reply("Hi Ada!", usage=USAGE, thinking="Greet.", thinking_tokens=4, chunks=2)
+    engine = _engine(project, telemetry)
+    engine.stream("greet", inputs={"name": "Ada"}, overrides=Overrides(reasoning="low")).result()
+    _, (chat,) = _tree(telemetry.finished())
+    assert _attrs(chat)["gen_ai.usage.reasoning_tokens"] == 4
+    assert "Greet." not in telemetry.everything()

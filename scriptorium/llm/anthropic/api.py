@@ -15,6 +15,7 @@ from scriptorium.llm.pricing import usd_price
 __all__ = [
     "BASE_URL_ENV",
     "BATCH_LIMITS",
+    "BEDROCK_ERRORS",
     "COUNT_TOKENS_PATH",
     "DEFAULT_BASE_URL",
     "ERROR_STATUS",
@@ -54,6 +55,32 @@ ERROR_STATUS: Mapping[str, int] = MappingProxyType(
         "api_error": 500,
         "timeout_error": 504,
         "overloaded_error": 529,
+    }
+)
+
+#: Amazon Bedrock's error names (its ``x-amzn-errortype`` header, ``:exception-type`` in a stream;
+#: lower-cased, without the ``Exception`` suffix), each with the status it comes with and, where
+#: the status alone says less, what it stands for (reason, retried).
+BEDROCK_ERRORS: Mapping[str, tuple[int, tuple[str, bool] | None]] = MappingProxyType(
+    {
+        "throttling": (429, ("rate_limited", True)),
+        # The model is being brought up: busy, not broken.
+        "modelnotready": (429, ("overloaded", True)),
+        "serviceunavailable": (503, ("server_error", True)),
+        "internalserver": (500, ("server_error", True)),
+        "modelerror": (424, ("server_error", True)),
+        "modelstreamerror": (424, ("server_error", True)),
+        "modeltimeout": (408, ("timeout", True)),
+        "validation": (400, None),
+        "accessdenied": (403, ("permission", False)),
+        # Credentials that are not (or no longer) valid: an auth failure, not a missing grant.
+        "unrecognizedclient": (403, ("auth", False)),
+        "invalidsignature": (403, ("auth", False)),
+        "incompletesignature": (403, ("auth", False)),
+        "expiredtoken": (403, ("auth", False)),
+        "missingauthenticationtoken": (403, ("auth", False)),
+        "resourcenotfound": (404, None),
+        "servicequotaexceeded": (400, ("quota", False)),
     }
 )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from scriptorium.llm.anthropic.model_ids import base_model
 from scriptorium.llm.model import CacheDirectives
 
 __all__ = [
@@ -42,7 +43,7 @@ _MINIMUMS: tuple[tuple[re.Pattern[str], int], ...] = (
 def minimum_cacheable_tokens(model: str) -> int | None:
     """The minimum cacheable prefix of ``model`` in tokens; None for models outside the table
     (OpenAI caches prompts of 1024 tokens and more by itself, with nothing to ask)."""
-    name = model.strip().lower()
+    name = base_model(model.strip()).lower()
     for pattern, tokens in _MINIMUMS:
         if pattern.match(name):
             return tokens

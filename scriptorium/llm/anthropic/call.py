@@ -9,9 +9,11 @@ from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKCall, forced_tool_finish, key_of, reply_metadata
-from scriptorium.llm.anthropic.api import DEFAULT_BASE_URL, PRICES, PROVIDER
+from scriptorium.llm.anthropic.api import DEFAULT_BASE_URL, MESSAGES_PATH, PRICES, PROVIDER
 from scriptorium.llm.anthropic.body import MessagesBody, build_body
 from scriptorium.llm.anthropic.cache import one_hour_writes
+from scriptorium.llm.anthropic.model_ids import base_model
+from scriptorium.llm.anthropic.platforms import Platform, platform_of, post, sending
 from scriptorium.llm.anthropic.sdk import apost_messages, post_messages
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
@@ -113,7 +115,9 @@ class Call(SDKCall[Result]):
     def __init__(self, request: LLMRequest) -> None:
         key = key_of(request)
         model = request.target.model
-        if not key:
+        #: The cloud platform the request goes through (None: Anthropic's own API).
+        self.platform: Platform | None = platform_of(request)
+        if not key and self.platform is None:
             raise LLMGenerateError(
                 "the anthropic provider needs an API key",
                 reason="config",
@@ -125,17 +129,30 @@ class Call(SDKCall[Result]):
                 "the anthropic provider needs a model", reason="config", provider=PROVIDER
             )
         super().__init__(request, key)
+        if self.platform is not None:
+            self.base_url = self.platform.base_url
+            self.slot = self.platform
         self.wire = MediaWire()  # media base64 is spliced in as the body is sent
         self.sent: MessagesBody = build_body(request, encode=self.wire.encode)
 
     def send(self, client: Any, timeout_s: float) -> Result:
         """One POST of the body; the parsed 200 body and the request id."""
+        platform = self.platform
+        if platform is not None:
+            with sending(platform, self.wire, client, self.sent.body) as body:
+                response = post(client, MESSAGES_PATH, body, timeout_s)
+            return self.read(response.content), reply_info(response.headers)
         with self.wire.sending(client, self.sent.body) as body:
             content, headers = post_messages(client, body, timeout_s)
         return self.read(content), reply_info(headers)
 
     async def asend(self, client: Any, timeout_s: float) -> Result:
         """The async twin of :meth:`send`."""
+        platform = self.platform
+        if platform is not None:
+            with sending(platform, self.wire, client, self.sent.body) as body:
+                response = await post(client, MESSAGES_PATH, body, timeout_s)
+            return self.read(response.content), reply_info(response.headers)
         with self.wire.sending(client, self.sent.body) as body:
             content, headers = await apost_messages(client, body, timeout_s)
         return self.read(content), reply_info(headers)
@@ -223,14 +240,23 @@ class Call(SDKCall[Result]):
         )
 
     def _cost(self, usage: Usage, reported_model: str, metadata: dict[str, Any]) -> int:
-        """Priced by the profile's model name (what its ``pricing`` refers to), else by the name
-        the API reported (an alias may resolve to a listed snapshot)."""
-        cost, note = cost_micro(self.model, usage, self.request.pricing, prices=PRICES)
-        if note and reported_model != self.model:
-            cost, note = cost_micro(reported_model, usage, None, prices=PRICES)
+        """Priced by the profile's model name (what its ``pricing`` refers to; a platform's id
+        as the Anthropic model it stands for, or ``options.base_model``), else by the name the
+        API reported (an alias may resolve to a listed snapshot)."""
+        priced = self.priced_as()
+        cost, note = cost_micro(priced, usage, self.request.pricing, prices=PRICES)
+        if note and reported_model not in (self.model, priced):
+            cost, note = cost_micro(base_model(reported_model), usage, None, prices=PRICES)
         if note:
             metadata["pricing"] = note
         return cost
+
+    def priced_as(self) -> str:
+        """The model name prices are looked up by: ``options.base_model`` on a platform when the
+        profile gives one (an application inference profile's ARN names no model), else the
+        Anthropic model the id stands for (:func:`base_model`)."""
+        given = self.request.options.get("base_model") if self.platform is not None else None
+        return given if isinstance(given, str) and given else base_model(self.model)
 
     def _text(self, blocks: list[dict[str, Any]]) -> tuple[str, bool]:
         output = self.sent.output

@@ -15,13 +15,21 @@ half-built SDK object, and the request id comes straight from the headers.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
 from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, DEFAULT_BASE_URL, PROVIDER
 from scriptorium.llm.anthropic.body import count_tokens_body
 from scriptorium.llm.anthropic.call import Call
+from scriptorium.llm.anthropic.platforms import (
+    Platform,
+    counts_tokens,
+    platform_client,
+    post,
+    sending,
+)
 from scriptorium.llm.anthropic.sdk import (
     apost_messages,
     classify,
@@ -37,7 +45,18 @@ from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
 
-__all__ = ["DEFAULT_BASE_URL", "AnthropicClient", "SDKFactory", "apost_messages", "post_messages"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "AnthropicClient",
+    "PlatformFactory",
+    "SDKFactory",
+    "apost_messages",
+    "post_messages",
+]
+
+#: ``platform_factory(is_async, access_token, platform)`` -> the SDK client of a cloud route
+#: (default: ``AnthropicBedrock`` / ``AnthropicVertex``, retries off).
+PlatformFactory = Callable[[bool, str, Platform], Any]
 
 
 #: Statuses by which an endpoint says it cannot count tokens (a gateway without the route).
@@ -63,9 +82,22 @@ class AnthropicClient(SDKAdapter):
     provider = PROVIDER
 
     def __init__(
-        self, *, hooks: RetryHooks | None = None, sdk_factory: SDKFactory | None = None
+        self,
+        *,
+        hooks: RetryHooks | None = None,
+        sdk_factory: SDKFactory | None = None,
+        platform_factory: PlatformFactory | None = None,
     ) -> None:
-        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory)
+        direct = sdk_factory or default_factory
+        through = platform_factory or platform_client
+
+        def make(is_async: bool, key: str, where: Any) -> Any:
+            # The cache tells clients apart by base URL, or by a cloud platform's route.
+            if isinstance(where, Platform):
+                return through(is_async, key, where)
+            return direct(is_async, key, where)
+
+        super().__init__(hooks=hooks, sdk_factory=make)
 
     def call(self, request: LLMRequest) -> Call:
         """The Messages API call for ``request`` (checked, body built)."""
@@ -93,10 +125,20 @@ class AnthropicClient(SDKAdapter):
         without retries: the caller estimates instead. Other failures (a bad key, a rate limit)
         raise as for a generation."""
         call = Call(request)
-        client = self.clients.sync(call.base_url, call.key)
+        platform = call.platform
+        if platform is not None and not counts_tokens(platform):
+            return Uncounted(
+                f"anthropic on {platform.name} has no token-counting endpoint "
+                "(the SDK's AnthropicBedrock class has none)"
+            )
+        client = self.clients.sync(call.slot, call.key)
         body = count_tokens_body(call.sent.body)
 
         def attempt(timeout_s: float) -> int:
+            if platform is not None:
+                with sending(platform, call.wire, client, body) as sent:
+                    counted = post(client, COUNT_TOKENS_PATH, sent, timeout_s)
+                return call.read_count(counted.content)
             response = client.post(
                 COUNT_TOKENS_PATH,
                 content=encode_body(body),

@@ -20,8 +20,8 @@ model the table does not know gets the newest form as asked (a budget when one i
 the API's answer decides.
 
 Thinking cannot be combined with a forced tool (``tool_choice`` of type ``tool``): the body's
-strategy choice takes ``plan.thinking`` into account (``auto`` picks ``native`` or ``prompt``) and an
-explicit ``tool`` strategy with thinking on is refused at ``prepare``.
+strategy choice takes ``plan.thinking`` into account (``auto`` picks ``native`` or ``prompt``) and
+an explicit ``tool`` strategy with thinking on is refused at ``prepare``.
 """
 
 from __future__ import annotations

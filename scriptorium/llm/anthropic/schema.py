@@ -14,6 +14,7 @@ import re
 import threading
 from typing import Any, Literal
 
+from scriptorium.llm.anthropic.model_ids import base_model
 from scriptorium.llm.model import StructuredOutput
 
 __all__ = [
@@ -42,8 +43,9 @@ _MODEL_NAME = re.compile(r"^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:$|
 
 
 def supports_native(model: str) -> bool:
-    """Whether ``model`` is known to accept ``output_config`` JSON schemas."""
-    match = _MODEL_NAME.match(model.strip().lower())
+    """Whether ``model`` (or the Anthropic model a platform's id stands for) is known to accept
+    ``output_config`` JSON schemas."""
+    match = _MODEL_NAME.match(base_model(model.strip()).lower())
     if match is None:
         return False
     family, major, minor = match.group(1), int(match.group(2)), int(match.group(3) or 0)

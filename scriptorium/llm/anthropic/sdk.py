@@ -12,6 +12,7 @@ skipped, and the SDK's own client class sends through :mod:`scriptorium.llm.anth
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from typing import Any
 
 from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
-from scriptorium.llm.anthropic.api import ERROR_STATUS, MESSAGES_PATH, PROVIDER
+from scriptorium.llm.anthropic.api import BEDROCK_ERRORS, ERROR_STATUS, MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.direct import direct_post
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http, transport_failure
@@ -145,12 +146,66 @@ def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     return client
 
 
+def _bedrock_name(kind: Any) -> str | None:
+    """A Bedrock error name as :data:`BEDROCK_ERRORS` keys it (``ThrottlingException:http://...``
+    and ``throttlingException`` both ``throttling``), or None when it is not one."""
+    if not isinstance(kind, str):
+        return None
+    name = kind.split(":", 1)[0].strip().lower().removesuffix("exception")
+    return name if name in BEDROCK_ERRORS else None
+
+
+def _bedrock(failure: Failure, name: str | None) -> Failure:
+    """``failure`` as Bedrock's error name says it (see :data:`BEDROCK_ERRORS`)."""
+    if name is None:
+        return failure
+    meant = BEDROCK_ERRORS[name][1]
+    if meant is not None and failure.reason != "quota":
+        return dataclasses.replace(failure, reason=meant[0], retryable=meant[1])
+    if name == "validation" and "too long" in failure.message.lower():
+        # Bedrock's "Input is too long for requested model": the context window.
+        return dataclasses.replace(failure, reason="context_window", retryable=False)
+    return failure
+
+
+#: Where a cloud platform's credential chain raises from as its SDK class signs a request
+#: (botocore's, google-auth's): no credentials found, expired, refused.
+_CREDENTIAL_MODULES = ("botocore.", "google.auth.")
+#: The libraries a platform's SDK class imports as it signs, and the extra that brings each.
+_PLATFORM_LIBRARIES = {"boto3": "bedrock", "botocore": "bedrock", "google": "vertex"}
+
+
+def _chain_failure(err: BaseException) -> Failure | None:
+    """A cloud platform's credential chain failing (no AWS credentials resolved, Google's default
+    credentials missing or refused) as ``auth``; its library missing as ``provider_unavailable``.
+    None for anything else."""
+    if isinstance(err, ImportError):
+        extra = _PLATFORM_LIBRARIES.get(str(err.name or "").split(".")[0])
+        if extra is None:
+            return None
+        return Failure(
+            "provider_unavailable",
+            False,
+            message=f"{describe(err)}: the {extra} extra is missing: " + install_hint(extra),
+        )
+    chained = type(err).__module__.startswith(_CREDENTIAL_MODULES)
+    # AnthropicBedrock's own words when the AWS chain resolves nothing.
+    unresolved = isinstance(err, RuntimeError) and "AWS credentials" in str(err)
+    if chained or unresolved:
+        return Failure("auth", False, message=f"the platform's credentials: {describe(err)}")
+    return None
+
+
 def _error_event(body: Any, headers: Any) -> Failure:
     body = body if isinstance(body, dict) else {}
     error = body.get("error") if isinstance(body.get("error"), dict) else body
     kind = error.get("type") if isinstance(error, dict) else None
-    status = ERROR_STATUS.get(kind if isinstance(kind, str) else "", 500)
-    return classify_http(status, headers, body)
+    bedrock = _bedrock_name(kind)
+    if bedrock is not None:
+        status = BEDROCK_ERRORS[bedrock][0]
+    else:
+        status = ERROR_STATUS.get(kind if isinstance(kind, str) else "", 500)
+    return _bedrock(classify_http(status, headers, body), bedrock)
 
 
 def classify(err: BaseException) -> Failure:
@@ -164,7 +219,10 @@ def classify(err: BaseException) -> Failure:
     if isinstance(err, module.APIStatusError):
         if err.status_code == 200:  # an ``error`` event in a stream: classified as its status
             return _error_event(err.body, err.response.headers)
-        return classify_http(err.status_code, err.response.headers, err.body)
+        headers = err.response.headers
+        failure = classify_http(err.status_code, headers, err.body)
+        # Bedrock names its errors in a header (the body is only {"message": ...}).
+        return _bedrock(failure, _bedrock_name(headers.get("x-amzn-errortype")))
     if isinstance(err, module.APITimeoutError):
         return Failure("timeout", True, message="request timed out")
     if isinstance(err, module.APIConnectionError):
@@ -173,7 +231,7 @@ def classify(err: BaseException) -> Failure:
         return Failure("connection", True, message=detail)
     if isinstance(err, module.APIResponseValidationError):
         return Failure("invalid_response", False, err.status_code, message="response failed checks")
-    broken = transport_failure(err)
+    broken = transport_failure(err) or _chain_failure(err)
     if broken is not None:
         return broken
     if isinstance(err, TypeError | ValueError):  # the SDK refused our parameters before sending

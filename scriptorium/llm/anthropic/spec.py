@@ -8,15 +8,21 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.adapter import key_of
 from scriptorium.llm.anthropic.api import (
     BASE_URL_ENV,
     BATCH_LIMITS,
     IGNORED_SETTINGS,
     KEY_ENV,
-    MEDIA_LIMITS,
     PRICES,
     PROVIDER,
+)
+from scriptorium.llm.anthropic.platforms import (
+    credential_problem,
+    media_limits,
+    option_problems,
+    route,
 )
 from scriptorium.llm.anthropic.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
@@ -44,11 +50,27 @@ def _wire(request: LLMRequest) -> WireView:
 
 
 def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
-    return MEDIA_LIMITS
+    return media_limits(options)
+
+
+def _wire_checked(request: LLMRequest) -> WireView:
+    # At prepare: the credential a cloud platform cannot take is refused before any call.
+    problem = credential_problem(request)
+    if problem is not None:
+        raise InvalidRequestError(problem, field="api_key_env")
+    return _wire(request)
 
 
 def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
     from scriptorium.llm.anthropic.batches import AnthropicBatches
+
+    platform = request.options.get("platform")
+    if platform is not None:
+        raise InvalidRequestError(
+            f"provider batches are not built for anthropic on {platform}: its batch jobs read "
+            "and write cloud storage (S3, Cloud Storage); run the rows without --provider-batch",
+            field="options.platform",
+        )
 
     return AnthropicBatches(
         key=key_of(request),
@@ -93,7 +115,7 @@ SPEC = ProviderSpec(
     extra="anthropic",
     sdk_module="anthropic",
     ignored_settings=IGNORED_SETTINGS,
-    wire=_wire,
+    wire=_wire_checked,
     media=_media,
     batches=_batches,
     batch_limits=BATCH_LIMITS,
@@ -102,4 +124,6 @@ SPEC = ProviderSpec(
     classify=_classify,
     reasoning=reasoning_plan,
     endpoint_problem=_endpoint_problem,
+    route=route,
+    check_options=option_problems,
 )

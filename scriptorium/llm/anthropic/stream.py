@@ -28,12 +28,22 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.anthropic.api import MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, Result, reply_info
+from scriptorium.llm.anthropic.eventstream import EVENT_STREAM_TYPE, BedrockEvents
+from scriptorium.llm.anthropic.platforms import BEDROCK, post, sending, stream_args
 from scriptorium.llm.anthropic.sdk import classify, sdk
 from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
-from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
+from scriptorium.llm.streaming import (
+    ErrorEvent,
+    EventReader,
+    StreamItem,
+    adrive,
+    drive,
+    event_json,
+    sse_events,
+)
 
 __all__ = ["Fold", "Source", "Unwrap", "astream", "stream"]
 
@@ -255,19 +265,51 @@ class Source:
 
     def open(self, client: Any, timeout_s: float) -> Any:
         """Send the call's body with ``stream=True`` (media spliced in as it is sent, as for
-        ``generate``); the HTTP response, unread (the SDK's typed stream is not read)."""
+        ``generate``); the HTTP response, unread (the SDK's typed stream is not read). On a
+        cloud platform its SDK class routes the request (:mod:`.platforms`)."""
         call = self.call
+        platform = call.platform
+        if platform is not None:
+            with sending(platform, call.wire, client, call.sent.body) as body:
+                opened = post(
+                    client,
+                    MESSAGES_PATH,
+                    {**body, "stream": True},
+                    timeout_s,
+                    **stream_args(sdk().Stream),
+                )
+            return opened.response
         with call.wire.sending(client, call.sent.body) as body:
             return self._post(client, body, timeout_s, sdk().Stream).response
 
     async def aopen(self, client: Any, timeout_s: float) -> Any:
         call = self.call
+        platform = call.platform
+        if platform is not None:
+            with sending(platform, call.wire, client, call.sent.body) as body:
+                opened = await post(
+                    client,
+                    MESSAGES_PATH,
+                    {**body, "stream": True},
+                    timeout_s,
+                    **stream_args(sdk().AsyncStream),
+                )
+            return opened.response
         with call.wire.sending(client, call.sent.body) as body:
             return (await self._post(client, body, timeout_s, sdk().AsyncStream)).response
 
     def fold(self) -> Fold:
         output = self.call.sent.output
         return Fold(None) if output is None else Fold(output.tool, output.wrapped)
+
+    def events(self, headers: Mapping[str, str]) -> EventReader | None:
+        """Server-sent events, or on Bedrock its binary event stream (each frame carrying one
+        Messages API event: :mod:`.eventstream`)."""
+        platform = self.call.platform
+        if platform is not None and platform.name == BEDROCK:
+            kind = str(headers.get("content-type", "")).lower()
+            return BedrockEvents() if EVENT_STREAM_TYPE in kind else None
+        return sse_events(headers)
 
     def folded(self, fold: Fold, headers: Mapping[str, str]) -> Result:
         return fold.body(), reply_info(headers)
@@ -283,7 +325,7 @@ def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iter
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``
     (SDK clients from ``clients``, retries driven by ``hooks``)."""
     call = Call(request)
-    yield from drive(Source(call), clients.sync(call.base_url, call.key), hooks, classify)
+    yield from drive(Source(call), clients.sync(call.slot, call.key), hooks, classify)
 
 
 async def astream(
@@ -291,6 +333,6 @@ async def astream(
 ) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`stream`."""
     call = Call(request)
-    client = await clients.async_(call.base_url, call.key)
+    client = await clients.async_(call.slot, call.key)
     async for item in adrive(Source(call), client, hooks, classify):
         yield item

@@ -4,7 +4,8 @@
 Each row's ``body`` is the Chat Completions body the OpenAI adapter builds for a run
 (:func:`scriptorium.llm.openai.body.build_params`), and a completed row is read back by the
 adapter's own :func:`~scriptorium.llm.openai.call.read_completion`. A batch holds one model, so
-rows are grouped by model. Batches carry our chunk tag in ``metadata``, which makes the in-doubt lookup exact.
+rows are grouped by model. Batches carry our chunk tag in ``metadata``, which makes the
+in-doubt lookup exact.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from scriptorium.llm.batches.calls import SDKBatches, batch_priced, unfinished_e
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.openai.api import BATCH_LIMITS, DEFAULT_BASE_URL, PRICES, PROVIDER
+from scriptorium.llm.openai.azure import BATCH_ENDPOINT, Deployment, azure_client
 from scriptorium.llm.openai.body import build_params, openai_strategy
-from scriptorium.llm.openai.call import read_completion
+from scriptorium.llm.openai.call import azure_cost, read_completion
 from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
@@ -74,7 +76,17 @@ class OpenAIBatches(SDKBatches):
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
         model: str = "",
+        deployment: Deployment | None = None,
     ) -> None:
+        make_client = sdk_factory or default_factory
+        if deployment is not None:
+            # Azure's Batch API under the resource's /openai path, through the deployment's
+            # AzureOpenAI client (its api-version and credential).
+            base_url = deployment.endpoint
+
+            def make_client(is_async: bool, key: str, _base_url: str) -> Any:
+                return azure_client(is_async, key, deployment)
+
         super().__init__(
             provider=PROVIDER,
             key=key,
@@ -82,14 +94,17 @@ class OpenAIBatches(SDKBatches):
             limits=limits or BATCH_LIMITS,
             hooks=hooks,
             classify=classify,
-            make_client=sdk_factory or default_factory,
+            make_client=make_client,
             model=model,
             default_base_url=DEFAULT_BASE_URL,
         )
+        self._deployment = deployment
+        #: The endpoint each row and the batch name (Azure's has no /v1).
+        self.endpoint = ENDPOINT if deployment is None else BATCH_ENDPOINT
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:
         params, _ = build_params(request)
-        data = {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": params}
+        data = {"custom_id": custom_id, "method": "POST", "url": self.endpoint, "body": params}
         size = len(json.dumps(data, ensure_ascii=False).encode("utf-8")) + 1
         return Entry(custom_id, data, size, group=str(params.get("model", "")))
 
@@ -104,7 +119,7 @@ class OpenAIBatches(SDKBatches):
         batch = self._calls.create(
             lambda t: client.batches.create(
                 input_file_id=stored.id,
-                endpoint=ENDPOINT,
+                endpoint=self.endpoint,
                 completion_window="24h",
                 metadata={TAG_KEY: tag},
                 timeout=t,
@@ -194,7 +209,16 @@ class OpenAIBatches(SDKBatches):
             usage=usage,
             metadata=metadata,
         )
-        return batch_priced(response, request, {}, PRICES)
+        priced = batch_priced(response, request, {}, PRICES)
+        if self._deployment is None:
+            return priced
+        reported = metadata.get("response_model")
+        cost, note = azure_cost(request, response.usage, reported, batch=True)
+        shown = {k: v for k, v in priced.metadata.items() if k != "pricing"}
+        if note:
+            shown["pricing"] = note
+        usage = priced.usage.model_copy(update={"cost_micro": cost})
+        return priced.model_copy(update={"usage": usage, "metadata": shown})
 
 
 def _output_row(line: dict[str, Any]) -> RowResult:

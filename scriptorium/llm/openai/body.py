@@ -26,6 +26,7 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.media.wire import Encoder, MediaWire, b64_text, part_bytes
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.openai.api import IGNORED_SETTINGS, PROVIDER, is_openai_endpoint
+from scriptorium.llm.openai.azure import is_azure
 from scriptorium.llm.openai.cache import cache_params
 from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.openai.schema import strict_schema
@@ -65,7 +66,9 @@ def _max_tokens_field(request: LLMRequest) -> str:
             provider=PROVIDER,
             model=request.target.model,
         )
-    return "max_completion_tokens" if is_openai_endpoint(request.target.endpoint) else "max_tokens"
+    # Azure serves OpenAI's own models, and takes what api.openai.com takes.
+    own = is_openai_endpoint(request.target.endpoint) or is_azure(request.options)
+    return "max_completion_tokens" if own else "max_tokens"
 
 
 def build_params(

@@ -1,6 +1,7 @@
 """One request's way through Chat Completions: the :class:`Call` every path builds (generate,
-stream, batch rows), and :func:`parse_completion`, the one reader of a completion body (text,
-finish reason, usage, metadata) for a reply, a folded stream and a batch row alike."""
+stream, batch rows), and :func:`read_completion`, the one reader of a completion body (text,
+finish reason, usage, metadata, reasoning text) for a reply, a folded stream and a batch row
+alike (:func:`parse_completion` is its reading without the reasoning text)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from scriptorium.llm.adapter import SDKCall, forced_tool_finish, key_of, reply_m
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.openai.api import CHAT_PATH, DEFAULT_BASE_URL, PRICES, PROVIDER
+from scriptorium.llm.openai.azure import Deployment, deployment_of, priced_as
 from scriptorium.llm.openai.body import build_params, ignored_settings, request_reasoning
 from scriptorium.llm.openai.sdk import http_response_class
 from scriptorium.llm.pricing import cost_micro
@@ -24,6 +26,7 @@ __all__ = [
     "Call",
     "Completion",
     "Result",
+    "azure_cost",
     "parse_completion",
     "read_completion",
 ]
@@ -150,6 +153,22 @@ def read_completion(raw: bytes, strategy: str | None) -> tuple[Completion, str |
     return (text, finish, usage, metadata), _reasoning(message)
 
 
+def azure_cost(
+    request: LLMRequest, usage: Usage, reported: Any, *, batch: bool = False
+) -> tuple[int, str | None]:
+    """An Azure answer's cost and note (see :func:`scriptorium.llm.openai.azure.priced_as`); a
+    profile's ``pricing`` prices it whatever the model."""
+    model = priced_as(request, reported if isinstance(reported, str) else None)
+    if model is None and not request.pricing:
+        deployment = request.target.model
+        return 0, (
+            f"azure deployment {deployment!r}: the answer named no model and the profile gives "
+            "no options.base_model: cost 0"
+        )
+    name = model or request.target.model
+    return cost_micro(name, usage, request.pricing, batch=batch, prices=PRICES)
+
+
 class Call(SDKCall[Result]):
     """One request's translation to and from Chat Completions: the key check, the parameters
     (built once, media spliced in as they are sent), one attempt, and the answer read back."""
@@ -167,6 +186,11 @@ class Call(SDKCall[Result]):
                 model=request.target.model,
             )
         super().__init__(request, key)
+        #: The Azure deployment the request goes to (None: OpenAI's API or a compatible server).
+        self.deployment: Deployment | None = deployment_of(request)
+        if self.deployment is not None:
+            self.base_url = self.deployment.endpoint
+            self.slot = self.deployment
         self.wire = MediaWire()  # media base64 is spliced in as the body is sent
         self.params, self.strategy = build_params(request, media_wire=self.wire)
 
@@ -198,12 +222,23 @@ class Call(SDKCall[Result]):
         completion, reasoning = read_completion(raw.content, self.strategy)
         return completion, reply_metadata(raw.headers, "x-request-id"), reasoning
 
+    def cost(self, usage: Usage, reported: Any, *, batch: bool = False) -> tuple[int, str | None]:
+        """What ``usage`` costs and the pricing note: by the profile's model name (what its
+        ``pricing`` names); on Azure, where the model is a deployment's name, by the model the
+        answer reports, else ``options.base_model``, else 0 saying why."""
+        request = self.request
+        if self.deployment is None:
+            return cost_micro(
+                request.target.model, usage, request.pricing, batch=batch, prices=PRICES
+            )
+        return azure_cost(request, usage, reported, batch=batch)
+
     def response(self, result: Result, attempts: int, elapsed_s: float) -> LLMResponse:
         """The ``LLMResponse`` of a completion read and what its headers said."""
         (text, finish, usage, metadata), reply, reasoning = result
         request_id = reply.get("request_id")
         request = self.request
-        cost, note = cost_micro(request.target.model, usage, request.pricing, prices=PRICES)
+        cost, note = self.cost(usage, metadata.get("response_model"))
         usage = usage.model_copy(update={"cost_micro": cost, "llm_calls": attempts})
         metadata.update({"provider": PROVIDER, "strategy": self.strategy})
         if request_id:

@@ -22,12 +22,14 @@ Request mapping, structured-output strategies and usage semantics: ``internal_do
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
 from scriptorium.llm.client import StreamItem
 from scriptorium.llm.model import Failure, LLMRequest
 from scriptorium.llm.openai.api import DEFAULT_BASE_URL, PROVIDER
+from scriptorium.llm.openai.azure import Deployment, azure_client
 from scriptorium.llm.openai.body import build_params
 from scriptorium.llm.openai.call import Call, parse_completion
 from scriptorium.llm.openai.sdk import classify, default_factory
@@ -35,13 +37,25 @@ from scriptorium.llm.openai.stream import astream as stream_async
 from scriptorium.llm.openai.stream import stream as stream_sync
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "SDKFactory", "build_params", "parse_completion"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "AzureFactory",
+    "OpenAIClient",
+    "SDKFactory",
+    "build_params",
+    "parse_completion",
+]
+
+#: ``azure_factory(is_async, key_or_token, deployment)`` -> the SDK client of one Azure
+#: deployment (default: ``AzureOpenAI`` / ``AsyncAzureOpenAI``, retries off).
+AzureFactory = Callable[[bool, str, Deployment], Any]
 
 
 class OpenAIClient(SDKAdapter):
     """``Client``, ``AsyncClient``, streaming and ``verify`` for the ``openai`` provider (see the
     module). ``hooks`` inject clock, sleep, jitter and supervision into the retry loop;
-    ``sdk_factory`` builds SDK clients (default: the real SDK, retries off)."""
+    ``sdk_factory`` builds SDK clients (default: the real SDK, retries off), ``azure_factory``
+    those of an Azure deployment."""
 
     provider = PROVIDER
     # Reasoning models spend output tokens before they answer, and OpenAI refuses output budgets
@@ -49,9 +63,22 @@ class OpenAIClient(SDKAdapter):
     verify_max_tokens = 16
 
     def __init__(
-        self, *, hooks: RetryHooks | None = None, sdk_factory: SDKFactory | None = None
+        self,
+        *,
+        hooks: RetryHooks | None = None,
+        sdk_factory: SDKFactory | None = None,
+        azure_factory: AzureFactory | None = None,
     ) -> None:
-        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory)
+        direct = sdk_factory or default_factory
+        azure = azure_factory or azure_client
+
+        def make(is_async: bool, key: str, where: Any) -> Any:
+            # The cache tells clients apart by base URL, or by an Azure deployment.
+            if isinstance(where, Deployment):
+                return azure(is_async, key, where)
+            return direct(is_async, key, where)
+
+        super().__init__(hooks=hooks, sdk_factory=make)
 
     def call(self, request: LLMRequest) -> Call:
         """The Chat Completions call for ``request`` (checked, parameters built)."""

@@ -22,7 +22,14 @@ from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import http_module
 from scriptorium.llm.streaming import ErrorEvent
 
-__all__ = ["SDKFactory", "classify", "default_factory", "http_response_class", "sdk"]
+__all__ = [
+    "SDKFactory",
+    "classify",
+    "default_factory",
+    "http_response_class",
+    "scrubbed",
+    "sdk",
+]
 
 #: ``sdk_factory(is_async, api_key, base_url)`` -> an ``openai.OpenAI``/``AsyncOpenAI``.
 SDKFactory = Callable[[bool, str, str], Any]
@@ -63,8 +70,9 @@ def http_response_class() -> Any:
     return http_module(sdk()).Response
 
 
-def _scrub(client: Any) -> Any:
-    # The SDK fills these from the environment when they are not passed; a profile names neither.
+def scrubbed(client: Any) -> Any:
+    """``client`` without what the SDK filled in from the environment (organization, project,
+    admin key, webhook secret, ``OPENAI_CUSTOM_HEADERS``): a profile names none of them."""
     client.organization = None
     client.project = None
     client.admin_api_key = None
@@ -78,7 +86,7 @@ def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     """An SDK client for ``base_url`` and ``api_key``, retries off, environment ignored."""
     module = sdk()
     cls = module.AsyncOpenAI if is_async else module.OpenAI
-    return _scrub(cls(api_key=api_key, base_url=base_url, max_retries=0))
+    return scrubbed(cls(api_key=api_key, base_url=base_url, max_retries=0))
 
 
 def _error_chunk(body: Any) -> Failure:

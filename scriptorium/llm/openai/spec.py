@@ -7,15 +7,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.adapter import key_of
 from scriptorium.llm.openai.api import (
     BASE_URL_ENV,
     BATCH_LIMITS,
     IGNORED_SETTINGS,
     KEY_ENV,
+    MEDIA_LIMITS,
     PRICES,
     PROVIDER,
     openai_limits,
+)
+from scriptorium.llm.openai.azure import (
+    credential_problem,
+    deployment_of,
+    is_azure,
+    option_problems,
+    route,
 )
 from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
@@ -43,7 +52,17 @@ def _wire(request: LLMRequest) -> WireView:
 
 
 def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
-    return openai_limits(endpoint, options, profile=profile)
+    # Azure serves OpenAI's own models: OpenAI's media rules, whatever its endpoint.
+    return MEDIA_LIMITS if is_azure(options) else openai_limits(endpoint, options, profile=profile)
+
+
+def _wire_checked(request: LLMRequest) -> WireView:
+    # At prepare: what an Azure request cannot be sent with is refused before any call.
+    problem = credential_problem(request)
+    if problem is not None:
+        field = "endpoint" if "endpoint" in problem else "options.azure_ad_token_env"
+        raise InvalidRequestError(problem, field=field)
+    return _wire(request)
 
 
 def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
@@ -55,6 +74,7 @@ def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks)
         limits=limits,
         hooks=hooks,
         model=request.target.model,
+        deployment=deployment_of(request),
     )
 
 
@@ -74,11 +94,13 @@ SPEC = ProviderSpec(
     extra="openai",
     sdk_module="openai",
     ignored_settings=IGNORED_SETTINGS,
-    wire=_wire,
+    wire=_wire_checked,
     media=_media,
     batches=_batches,
     batch_limits=BATCH_LIMITS,
     prices=PRICES,
     classify=_classify,
+    route=route,
+    check_options=option_problems,
     reasoning=reasoning_plan,
 )

@@ -4,8 +4,8 @@
 The SDK sends the request (auth, headers and error statuses stay the SDK's) and hands back the
 HTTP response unread. What this module adds to the shared loop is the Chat Completions part:
 :class:`Fold` reads the chunks back into the ``chat.completion`` body a non-streamed request
-would have returned, and that body goes through :func:`~scriptorium.llm.openai.call.parse_completion`,
-so text, finish reason, usage and metadata are read by one piece of code for both paths. The
+would have returned, and that body goes through
+:func:`~scriptorium.llm.openai.call.read_completion`, so text, finish reason, usage and metadata are read by one piece of code for both paths. The
 deltas are the message content (the tool call's arguments with the ``tool`` strategy; a refusal's
 text when the model refuses). The terminator is the pair the API ends every stream with: a
 finish reason, then ``data: [DONE]``; a chunk with an ``error`` object is the server's failure,
@@ -27,7 +27,15 @@ from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.openai.call import REASONING_FIELDS, Call, Result
 from scriptorium.llm.openai.sdk import classify
 from scriptorium.llm.retry.policy import RetryHooks
-from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
+from scriptorium.llm.streaming import (
+    ErrorEvent,
+    EventReader,
+    StreamItem,
+    adrive,
+    drive,
+    event_json,
+    sse_events,
+)
 
 __all__ = ["DONE", "Fold", "Source", "astream", "stream"]
 
@@ -72,8 +80,9 @@ class Fold:
         self.ident: str | None = None
         self.complete = False
 
-    def add(self, name: str | None, data: str) -> str | None:
-        """Take one event; the text it adds to the output, if any."""
+    def add(self, name: str | None, data: str) -> list[str] | None:
+        """Take one event; the pieces it adds (its reasoning as a ``ReasoningChunk``, then its
+        text), if any."""
         if data.strip() == DONE:
             # The end the API promises; without a finish reason before it the answer was cut
             # short all the same (the stream then ends incomplete).
@@ -95,19 +104,22 @@ class Fold:
         if isinstance(choice.get("finish_reason"), str):
             self.finish = choice["finish_reason"]
         delta = _dict(choice.get("delta"))
-        piece: str | None = None
+        pieces: list[str] = []
         thought = next((t for n in REASONING_FIELDS if (t := _texts(delta.get(n)))), "")
         if thought:
             self.reasoning.append(thought)
-            piece = ReasoningChunk(thought)
+            pieces.append(ReasoningChunk(thought))
+        # The answer's text: the content, else a refusal's text, else the tool call's arguments
+        # (one delta carries one of them; the last one given stands, as it always did).
+        text: str | None = None
         content = _texts(delta.get("content"))
         if content:
             self.content.append(content)
-            piece = content
+            text = content
         refusal = _texts(delta.get("refusal"))
         if refusal:
             self.refusal.append(refusal)
-            piece = refusal
+            text = refusal
         calls = delta.get("tool_calls")
         if isinstance(calls, list) and calls:
             function = _dict(_dict(calls[0]).get("function"))
@@ -116,8 +128,10 @@ class Fold:
             arguments = _texts(function.get("arguments"))
             if arguments:
                 self.args.append(arguments)
-                piece = arguments
-        return piece
+                text = arguments
+        if text:
+            pieces.append(text)
+        return pieces or None
 
     def flush(self) -> str:
         """Nothing is held back: every delta is handed out as it comes."""
@@ -184,6 +198,9 @@ class Source:
     def fold(self) -> Fold:
         return Fold()
 
+    def events(self, headers: Mapping[str, str]) -> EventReader | None:
+        return sse_events(headers)
+
     def folded(self, fold: Fold, headers: Mapping[str, str]) -> Result:
         return self.call.read(_Raw(fold.body(), headers))
 
@@ -198,7 +215,7 @@ def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iter
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``
     (SDK clients from ``clients``, retries driven by ``hooks``)."""
     call = Call(request)
-    yield from drive(Source(call), clients.sync(call.base_url, call.key), hooks, classify)
+    yield from drive(Source(call), clients.sync(call.slot, call.key), hooks, classify)
 
 
 async def astream(
@@ -206,6 +223,6 @@ async def astream(
 ) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`stream`."""
     call = Call(request)
-    client = await clients.async_(call.base_url, call.key)
+    client = await clients.async_(call.slot, call.key)
     async for item in adrive(Source(call), client, hooks, classify):
         yield item

@@ -7,16 +7,27 @@ from pathlib import Path
 
 import pytest
 
-from scriptorium.testing import FakeAnthropicServer, FakeGeminiServer, FakeOpenAIServer
+from scriptorium.testing import (
+    FakeAnthropicServer,
+    FakeAzureOpenAIServer,
+    FakeBedrockServer,
+    FakeGeminiServer,
+    FakeOpenAIServer,
+    FakeVertexServer,
+)
 from tests.contract.llm.harnesses import (
     ADAPTERS,
+    AWS_ENV,
     AnthropicHarness,
+    AzureHarness,
+    BedrockHarness,
     FakeClientHarness,
     FakeProviderHarness,
     GeminiHarness,
     Harness,
     OpenAIHarness,
     ReplayHarness,
+    VertexHarness,
 )
 
 
@@ -36,6 +47,25 @@ def openai_server() -> Iterator[FakeOpenAIServer]:
 @pytest.fixture(scope="module")
 def gemini_server() -> Iterator[FakeGeminiServer]:
     with FakeGeminiServer(default_text=None) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def bedrock_server() -> Iterator[FakeBedrockServer]:
+    with FakeBedrockServer(default_text=None) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def vertex_server() -> Iterator[FakeVertexServer]:
+    with FakeVertexServer(default_text=None) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def azure_server() -> Iterator[FakeAzureOpenAIServer]:
+    deployments = {AzureHarness.model: "gpt-4o-mini"}
+    with FakeAzureOpenAIServer(default_text=None, deployments=deployments) as server:
         yield server
 
 
@@ -59,6 +89,26 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         gemini_server.reset()
         gemini_server.count_tokens = None
         built = GeminiHarness(gemini_server)
+    elif name == "bedrock":
+        monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+        for variable, value in AWS_ENV.items():
+            monkeypatch.setenv(variable, value)
+        for variable in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "ANTHROPIC_BEDROCK_BASE_URL"):
+            monkeypatch.delenv(variable, raising=False)
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+        bedrock: FakeBedrockServer = request.getfixturevalue("bedrock_server")
+        bedrock.reset()
+        built = BedrockHarness(bedrock)
+    elif name == "vertex":
+        vertex: FakeVertexServer = request.getfixturevalue("vertex_server")
+        vertex.reset()
+        vertex.count_tokens = None
+        built = VertexHarness(vertex)
+    elif name == "azure":
+        azure: FakeAzureOpenAIServer = request.getfixturevalue("azure_server")
+        azure.reset()
+        built = AzureHarness(azure)
     elif name == "fake":
         built = FakeProviderHarness()
     else:

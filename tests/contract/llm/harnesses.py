@@ -5,9 +5,13 @@ text", "fail with 429 and retry-after 4", "cut the stream off after this text" i
 server or fake understands. A case an adapter cannot express is skipped by its harness with the
 reason (:meth:`Harness.cannot`), so it shows as skipped, never as passed.
 
-- ``anthropic``, ``openai`` and ``gemini``: the adapter through its real SDK against the loopback fake server
-  of ``scriptorium.testing``; backoff sleeps are recorded, not slept, and the retry clock moves
-  only by them (:class:`RetryClock`).
+- ``anthropic``, ``openai`` and ``gemini``: the adapter through its real SDK against the loopback
+  fake server of ``scriptorium.testing``; backoff sleeps are recorded, not slept, and the retry
+  clock moves only by them (:class:`RetryClock`).
+- ``bedrock``, ``vertex`` and ``azure``: the same adapters reached through a cloud platform (a
+  profile's ``options.platform``), through ``AnthropicBedrock`` / ``AnthropicVertex`` /
+  ``AzureOpenAI`` against the fakes of those platforms' own routes, with fake credentials (AWS
+  keys in the environment, set by the fixture; an access token or an Azure key as the key).
 - ``fake``: the profile-configured canned responder, built from a profile's ``options``.
 - ``replay``: every operation runs twice, first against a record-mode ``ReplayClient`` over the
   ``anthropic`` harness (which consumes the script and writes the cassette), then against a fresh
@@ -34,7 +38,15 @@ from scriptorium.llm.openai import OpenAIClient
 from scriptorium.llm.replay import ReplayClient
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.prompt.model import Message
-from scriptorium.testing import FakeAnthropicServer, FakeClient, FakeGeminiServer, FakeOpenAIServer
+from scriptorium.testing import (
+    FakeAnthropicServer,
+    FakeAzureOpenAIServer,
+    FakeBedrockServer,
+    FakeClient,
+    FakeGeminiServer,
+    FakeOpenAIServer,
+    FakeVertexServer,
+)
 from scriptorium.usecase import Runner, RunRequest
 from tests.conftest import RunnerFactory
 
@@ -83,6 +95,8 @@ class Harness:
     #: The provider and model its requests name.
     provider: ClassVar[str]
     model: ClassVar[str]
+    #: The price table's name for ``model``, where they differ (a cloud platform's model id).
+    priced_as: ClassVar[str | None] = None
     #: HTTP requests one answer costs (0: it is answered from a recording).
     requests_per_answer: ClassVar[int] = 1
     #: How an answer is priced: ``table`` (now, from the price table), ``recorded`` (nothing now;
@@ -159,6 +173,19 @@ class Harness:
         """The next request is answered with ``value`` in the shape ``strategy`` asks for."""
         self.cannot("strategies")
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        """The next request is answered with ``text`` after the model reasoned ``reasoning``,
+        ``reasoning_tokens`` of its ``output_tokens`` (input: 10 tokens)."""
+        self.cannot("reasoning")
+
     def fail(self, status: int, *, headers: Mapping[str, str] | None = None) -> None:
         """The next request is answered with an error status."""
         self.cannot("transport")
@@ -226,6 +253,11 @@ class Harness:
         """``verify`` of a working setup."""
         self.cannot("verify")
 
+    def verify_as_set_up(self, key: str) -> Any:
+        """The client's ``verify`` of :meth:`target` with ``key``, as the setup is now (through
+        the route a platform harness's options choose)."""
+        return self.client.verify(self.target(), key)
+
 
 # --- the two SDK adapters against their loopback servers ----------------------------------------
 
@@ -256,6 +288,8 @@ class _HTTPHarness(Harness):
     pricing = "table"
     auto_picks = "native"
     path: ClassVar[str]
+    #: Where a streaming request goes, when not to ``path`` (a platform that says it by the path).
+    stream_path: ClassVar[str | None] = None
     #: Parts of a streamed answer from which on it is complete (the terminator and what leads
     #: to it): cutting a stream drops them.
     terminators: ClassVar[tuple[bytes, ...]]
@@ -297,7 +331,7 @@ class _HTTPHarness(Harness):
         shapes, to be sent as they are or cut."""
         helper = type(self.server)()
         script(helper)
-        request = _stream_request(self.path, self.model)
+        request = _stream_request(self.stream_path or self.path, self.model)
         if not stream:
             request = RecordedRequest("POST", self.path, {}, {"model": self.model}, b"")
         return helper.answer_unsent(request)
@@ -408,6 +442,23 @@ class AnthropicHarness(_HTTPHarness):
         else:
             self.server.reply(json.dumps(value))
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        self.server.reply(
+            text,
+            thinking=reasoning,
+            thinking_tokens=reasoning_tokens,
+            usage={"input_tokens": 10, "output_tokens": output_tokens},
+            chunks=chunks,
+        )
+
     def wire_strategy(self) -> str:
         body = self.last_body()
         if "tools" in body:
@@ -459,6 +510,25 @@ class OpenAIHarness(_HTTPHarness):
             self.server.reply_tool(json.dumps(value))
         else:
             self.server.reply(json.dumps(value))
+
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        # As an OpenAI-compatible server returns it (OpenAI's own returns only the count).
+        self.server.reply(
+            text,
+            reasoning=reasoning,
+            reasoning_tokens=reasoning_tokens,
+            prompt_tokens=10,
+            completion_tokens=output_tokens,
+            chunks=chunks,
+        )
 
     def wire_strategy(self) -> str:
         body = self.last_body()
@@ -543,6 +613,119 @@ class GeminiHarness(_HTTPHarness):
         return contents
 
 
+# --- the same adapters through the cloud platforms -------------------------------------------------
+
+#: The AWS credentials the Bedrock harness signs with (the standard chain's environment link).
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "AKIAFAKE0CONTRACT0ID",
+    "AWS_SECRET_ACCESS_KEY": "aws-contract-secret-canary",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+class BedrockHarness(AnthropicHarness):
+    name = "bedrock"
+    model = "us.anthropic.claude-sonnet-4-6-v1:0"
+    priced_as = "claude-sonnet-4-6"
+    path = f"/model/{model}/invoke"
+    stream_path = f"/model/{model}/invoke-with-response-stream"
+    options: ClassVar[dict[str, Any]] = {"platform": "bedrock", "region": "us-east-1"}
+    reasons: ClassVar[Mapping[str, str]] = {
+        "count_tokens": "AnthropicBedrock has no token-counting route (runs get the local "
+        "estimate: tests/llm/anthropic/test_platforms.py)"
+    }
+
+    server: FakeBedrockServer
+
+    def request(self, **fields: Any) -> LLMRequest:
+        # Signed with the AWS chain: no key travels.
+        return super().request(**{"api_key": None, "options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "endpoint": self.url,
+            "options": dict(self.options),
+        }
+
+    def provider_count(self, tokens: int) -> bool:
+        self.cannot("count_tokens")
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), None, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), None, options=self.options)
+
+
+class VertexHarness(AnthropicHarness):
+    name = "vertex"
+    model = "claude-sonnet-4-6"
+    path = (
+        f"/v1/projects/contract/locations/us-east5/publishers/anthropic/models/{model}:rawPredict"
+    )
+    stream_path = path.replace(":rawPredict", ":streamRawPredict")
+    options: ClassVar[dict[str, Any]] = {
+        "platform": "vertex",
+        "project": "contract",
+        "region": "us-east5",
+    }
+
+    server: FakeVertexServer
+
+    def request(self, **fields: Any) -> LLMRequest:
+        # The key is the access token options.access_token_env names.
+        return super().request(**{"options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "endpoint": self.url,
+            "options": {**self.options, "access_token_env": KEY_ENV},
+        }
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), key, options=self.options)
+
+
+class AzureHarness(OpenAIHarness):
+    name = "azure"
+    model = "contract-deployment"
+    priced_as = "gpt-4o-mini"
+    path = "/openai/deployments/contract-deployment/chat/completions"
+    options: ClassVar[dict[str, Any]] = {"platform": "azure", "api_version": "2024-10-21"}
+
+    server: FakeAzureOpenAIServer
+
+    def target(self) -> Target:
+        return Target(
+            provider=self.provider, model=self.model, endpoint=self.url, api_key_env=KEY_ENV
+        )
+
+    def request(self, **fields: Any) -> LLMRequest:
+        return super().request(**{"options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {**super().profile(), "options": dict(self.options)}
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), key, options=self.options)
+
+
 # --- the in-process adapters ----------------------------------------------------------------------
 
 _IN_PROCESS = {
@@ -564,6 +747,7 @@ class FakeProviderHarness(Harness):
         "strategies": "follows no structured-output strategy (it answers its canned text)",
         "finish": "always finishes with stop",
         "usage": "estimates its token counts from the text (a quarter of its length)",
+        "reasoning": "answers its canned text: it returns no reasoning",
     }
 
     def __init__(self) -> None:
@@ -630,6 +814,22 @@ class FakeClientHarness(Harness):
             LLMResponse(text=text, model=self.model, finish_reason=finish, usage=usage)
         )
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        usage = Usage(
+            input_tokens=10, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens
+        )
+        self._script.append(
+            LLMResponse(text=text, reasoning=reasoning, model=self.model, usage=usage)
+        )
+
 
 class ReplayHarness(Harness):
     """``ReplayClient`` over a cassette the test records through the ``anthropic`` harness."""
@@ -686,6 +886,19 @@ class ReplayHarness(Harness):
     def answer_structured(self, value: Any, strategy: str) -> None:
         self.inner.answer_structured(value, strategy)
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        self.inner.answer_reasoning(
+            text, reasoning, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens
+        )
+
     def wire_strategy(self) -> str:
         return self.inner.wire_strategy()  # what the recording sent
 
@@ -713,7 +926,17 @@ def runner_over(harness: Harness, client: Any, make_runner: RunnerFactory) -> Ru
 # --- which adapters the suite runs over -------------------------------------------------------------
 
 #: Every adapter the contract runs over. A new provider adds its harness here.
-ADAPTERS = ("anthropic", "openai", "gemini", "fake", "replay", "fake_client")
+ADAPTERS = (
+    "anthropic",
+    "openai",
+    "gemini",
+    "bedrock",
+    "vertex",
+    "azure",
+    "fake",
+    "replay",
+    "fake_client",
+)
 
 
 def adapters(*, xfail: Mapping[str, str] | None = None) -> pytest.MarkDecorator:

@@ -97,7 +97,7 @@ def test_cost_comes_from_the_price_table(harness: Harness) -> None:
         harness.cannot("pricing")
     harness.answer("Hello", input_tokens=1200, output_tokens=345)
     response = harness.run(lambda client: client.generate(harness.request()))
-    expected = _table_cost(harness.model, 1200, 345)
+    expected = _table_cost(harness.priced_as or harness.model, 1200, 345)
     assert expected > 0
     if harness.pricing == "table":
         assert response.usage.cost_micro == expected
@@ -157,19 +157,14 @@ def test_verify_reports_a_broken_setup(harness: Harness) -> None:
     """``verify`` of a broken setup fails with the reason, at once (a bad key is not retried)."""
     reason = harness.break_verify()
     with pytest.raises(LLMGenerateError) as caught:
-        harness.client.verify(harness.target(), KEY)
+        harness.verify_as_set_up(KEY)
     assert caught.value.reason == reason
     if harness.requests_to_verify:
         assert caught.value.attempts == 1
         assert harness.requests_made() == 1
 
 
-@adapters(
-    xfail={
-        "replay": "not yet in an issue: recording an answer that holds a lone surrogate fails "
-        "(the cassette line cannot be encoded as UTF-8), so the run fails instead",
-    }
-)
+@adapters()
 def test_lone_surrogates_in_an_answer_become_replacement_characters(
     harness: Harness, make_runner: RunnerFactory
 ) -> None:
@@ -181,3 +176,17 @@ def test_lone_surrogates_in_an_answer_become_replacement_characters(
     assert not result.validation.valid
     assert [i.keyword for i in result.validation.issues] == ["encoding"]
     result.model_dump_json()  # the result serialises
+
+
+def test_reasoning_comes_back_apart_from_the_text_and_is_priced_once(harness: Harness) -> None:
+    """The model's reasoning is the response's ``reasoning``, never its text; its tokens are among
+    the output tokens, so the cost is the same as for an answer without reasoning."""
+    harness.answer_reasoning(
+        "Hello", "The user greets me.", output_tokens=345, reasoning_tokens=300
+    )
+    response = harness.run(lambda client: client.generate(harness.request()))
+    assert response.text == "Hello"
+    assert response.reasoning == "The user greets me."
+    assert (response.usage.output_tokens, response.usage.reasoning_tokens) == (345, 300)
+    if harness.pricing == "table":
+        assert response.usage.cost_micro == _table_cost(harness.priced_as or harness.model, 10, 345)

@@ -18,19 +18,13 @@ from typing import Any
 import pytest
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.client import StreamItem
+from scriptorium.llm.client import ReasoningChunk, StreamItem
 from scriptorium.llm.model import LLMResponse
-from scriptorium.usecase import Done, TextDelta
+from scriptorium.usecase import Done, ReasoningDelta, TextDelta
 from tests.conftest import RunnerFactory
 from tests.contract.llm.harnesses import SAY, Harness, adapters, runner_over
 
 TEXT = "The stream brings the answer in pieces, in order."
-
-#: What the replay adapter does not do yet.
-RECORDING_SURROGATES = (
-    "not yet in an issue: recording an answer that holds a lone surrogate fails (the cassette "
-    "line cannot be encoded as UTF-8), so the run fails instead"
-)
 
 
 def split(items: list[StreamItem]) -> tuple[list[str], LLMResponse]:
@@ -135,7 +129,7 @@ def test_an_empty_event_stream_is_a_connection_failure(harness: Harness) -> None
     assert err.partial_text == ""
 
 
-@adapters(xfail={"replay": RECORDING_SURROGATES})
+@adapters()
 def test_lone_surrogates_in_stream_deltas_become_replacement_characters(
     harness: Harness, make_runner: RunnerFactory
 ) -> None:
@@ -191,3 +185,36 @@ def test_closing_a_stream_part_way_closes_its_connection(harness: Harness) -> No
     opened = seen["during"] - seen["before"]
     assert len(opened) == 1, "the stream holds one connection of its own"
     assert not opened & seen["after"], "the connection is still open after the stream closed"
+
+
+def test_reasoning_streams_first_as_reasoning_chunks(harness: Harness) -> None:
+    """Reasoning pieces (``ReasoningChunk``) come before the text pieces and join to the
+    response's reasoning; the text pieces alone join to its text."""
+    reasoning = "First I read the question, then I answer it."
+    harness.answer_reasoning(TEXT, reasoning, output_tokens=40, reasoning_tokens=25, chunks=9)
+    pieces, response = split(harness.run(lambda client: list(client.stream(harness.request()))))
+    thoughts = [p for p in pieces if isinstance(p, ReasoningChunk)]
+    assert thoughts
+    assert pieces[: len(thoughts)] == thoughts
+    assert "".join(thoughts) == response.reasoning == reasoning
+    assert "".join(p for p in pieces if not isinstance(p, ReasoningChunk)) == response.text == TEXT
+    assert response.usage.reasoning_tokens == 25
+
+
+def test_a_run_streams_reasoning_deltas_before_its_text(
+    harness: Harness, make_runner: RunnerFactory
+) -> None:
+    reasoning = "Say it plainly."
+    harness.answer_reasoning(TEXT, reasoning, output_tokens=40, reasoning_tokens=5, chunks=9)
+
+    def streamed(client: Any) -> list[Any]:
+        return list(runner_over(harness, client, make_runner).stream(SAY))
+
+    events = harness.run(streamed)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("ReasoningDelta") < kinds.index("TextDelta")
+    assert "".join(e.text for e in events if isinstance(e, ReasoningDelta)) == reasoning
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert done.result.output.reasoning == reasoning
+    assert done.result.output.text == TEXT

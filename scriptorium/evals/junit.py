@@ -1,0 +1,170 @@
+"""``--junit FILE``: a test report as JUnit XML, the format CI systems read.
+
+One ``testsuite`` per prompt and profile, one ``testcase`` per case on it (its repeats summed up).
+A case that did not meet its pass rate, or regressed against the baseline, has a ``failure``
+element naming each expectation that failed with the value seen; a case whose judge gave no
+verdict has an ``error`` element (it was not scored, which is not the same as failing). Every
+attribute the JUnit schema requires is written (``testsuite``: name, tests, failures, errors,
+skipped, time, timestamp, hostname; ``testcase``: name, classname, time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from datetime import UTC
+from typing import Any
+
+from scriptorium.evals.report import CaseReport, GroupReport, TestReport
+
+__all__ = ["junit_xml", "write_junit"]
+
+_MAX_DETAIL_CHARS = 500
+
+
+def _seconds(milliseconds: float | None) -> str:
+    return f"{(milliseconds or 0.0) / 1000.0:.3f}"
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= _MAX_DETAIL_CHARS else text[:_MAX_DETAIL_CHARS] + "..."
+
+
+def _percent(rate: float | None) -> str:
+    return "n/a" if rate is None else f"{rate:.0%}"
+
+
+def _details(case: CaseReport, *, judge_errors: bool) -> str:
+    lines = []
+    for outcome in case.outcomes:
+        if judge_errors and outcome.judge is not None and outcome.judge.error is not None:
+            error = outcome.judge.error
+            lines.append(f"repeat {outcome.repeat}: judge: {error.code}: {error.message}")
+        if judge_errors:
+            continue
+        for failure in outcome.failures:
+            line = f"repeat {outcome.repeat}: {failure.expectation}: {failure.message}"
+            if failure.expected is not None:
+                line += f"; expected {_shown(failure.expected)}"
+            if failure.seen is not None:
+                line += f"; seen {_shown(failure.seen)}"
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _summary(case: CaseReport) -> str:
+    line = (
+        f"{case.passed}/{case.scored} scored repeats passed ({_percent(case.pass_rate)}), "
+        f"needs {case.min_pass_rate:.0%}"
+    )
+    if case.interval is not None:
+        line += f"; 95% interval {case.interval.low:.0%}-{case.interval.high:.0%}"
+    if case.judge_errors:
+        line += f"; {case.judge_errors} judge error(s), not scored"
+    return line
+
+
+def _testcase(parent: ET.Element, case: CaseReport) -> None:
+    elapsed = sum(o.latency_ms or 0.0 for o in case.outcomes)
+    element = ET.SubElement(
+        parent,
+        "testcase",
+        {
+            "name": case.case,
+            "classname": f"{case.prompt}[{case.profile}]",
+            "time": _seconds(elapsed),
+        },
+    )
+    if case.status == "failed" or case.regression:
+        why = "regression against the baseline; " if case.regression else ""
+        failure = ET.SubElement(
+            element,
+            "failure",
+            {
+                "message": why + _summary(case),
+                "type": "regression" if case.status != "failed" else "pass_rate",
+            },
+        )
+        failure.text = _details(case, judge_errors=False)
+    if case.status == "error":
+        error = ET.SubElement(element, "error", {"message": _summary(case), "type": "judge_error"})
+        error.text = _details(case, judge_errors=True)
+    out = ET.SubElement(element, "system-out")
+    out.text = (
+        f"{_summary(case)}; pass^k {case.pass_hat_k}, pass@k {case.pass_at_k}; "
+        f"cost {case.cost_micro} micro-USD (judges {case.judge_cost_micro})"
+    )
+
+
+def _failed(case: CaseReport) -> bool:
+    return case.status == "failed" or case.regression
+
+
+def _testsuite(parent: ET.Element, group: GroupReport, timestamp: str) -> None:
+    elapsed = sum(o.latency_ms or 0.0 for c in group.cases for o in c.outcomes)
+    suite = ET.SubElement(
+        parent,
+        "testsuite",
+        {
+            "name": f"{group.prompt} [{group.profile}]",
+            "tests": str(len(group.cases)),
+            "failures": str(sum(_failed(c) for c in group.cases)),
+            "errors": str(sum(c.status == "error" and not _failed(c) for c in group.cases)),
+            "skipped": "0",
+            "time": _seconds(elapsed),
+            "timestamp": timestamp,
+            "hostname": "localhost",
+        },
+    )
+    properties = ET.SubElement(suite, "properties")
+    figures = {
+        "pass_rate": group.pass_rate,
+        "pass_hat_k": group.pass_hat_k,
+        "pass_at_k": group.pass_at_k,
+        "cost_micro": group.cost_micro,
+        "judge_cost_micro": group.judge_cost_micro,
+        "latency_p50_ms": group.latency_p50_ms,
+        "latency_p95_ms": group.latency_p95_ms,
+    }
+    for name, value in figures.items():
+        ET.SubElement(properties, "property", {"name": name, "value": str(value)})
+    for case in group.cases:
+        _testcase(suite, case)
+
+
+def junit_xml(report: TestReport) -> bytes:
+    """The report as a JUnit XML document (UTF-8, with its declaration)."""
+    # The schema's timestamp is ISO 8601 without a zone (UTC here); the epoch when unknown.
+    started = report.started_at
+    timestamp = (
+        "1970-01-01T00:00:00"
+        if started is None
+        else started.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat()
+    )
+    cases = report.all_cases()
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": "scriptorium test",
+            "tests": str(len(cases)),
+            "failures": str(sum(_failed(c) for c in cases)),
+            "errors": str(sum(c.status == "error" and not _failed(c) for c in cases)),
+            "time": _seconds(report.duration_ms),
+        },
+    )
+    for group in report.groups:
+        _testsuite(root, group, timestamp)
+    ET.indent(root)
+    document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document
+
+
+def write_junit(report: TestReport, path: str | os.PathLike[str]) -> None:
+    """Write :func:`junit_xml` to ``path``, replacing it whole (a reader never sees half)."""
+    target = os.fspath(path)
+    temporary = f"{target}.tmp"
+    with open(temporary, "wb") as handle:
+        handle.write(junit_xml(report))
+    os.replace(temporary, target)
