@@ -7,8 +7,8 @@ back the HTTP response unread. What this module adds to the shared loop is Gemin
 non-streamed request would have returned, and that goes through
 :func:`~scriptorium.llm.gemini.call.read_answer`, so text, reasoning, finish reason and usage are
 read by one piece of code for both paths. Thought parts (``"thought": true``) are handed out as
-:class:`~scriptorium.llm.client.ReasoningChunk` pieces; when one chunk carries thoughts and
-answer text both, the text is handed out and the thoughts still reach the response.
+:class:`~scriptorium.llm.client.ReasoningChunk` pieces; a chunk carrying thoughts and answer
+text both hands out the thoughts, then the text.
 
 The terminator is Gemini's "this answer is complete": a chunk whose candidate has a
 ``finishReason`` (or whose ``promptFeedback`` blocks the prompt). A stream that ends without one
@@ -29,7 +29,15 @@ from scriptorium.llm.gemini.call import Answer, Call, call_args, read_answer
 from scriptorium.llm.gemini.sdk import classify
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.policy import RetryHooks
-from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
+from scriptorium.llm.streaming import (
+    ErrorEvent,
+    EventReader,
+    StreamItem,
+    adrive,
+    drive,
+    event_json,
+    sse_events,
+)
 
 __all__ = ["Fold", "Source", "astream", "stream"]
 
@@ -61,8 +69,9 @@ class Fold:
         self.feedback: Any = None
         self.complete = False
 
-    def add(self, name: str | None, data: str) -> str | None:
-        """Take one event; the text it adds (a :class:`ReasoningChunk` for thoughts)."""
+    def add(self, name: str | None, data: str) -> list[str] | None:
+        """Take one event; the pieces it adds, in order: its thoughts as one
+        :class:`ReasoningChunk`, then its text (or a forced call's arguments)."""
         chunk = event_json(data)
         if "error" in chunk:
             raise ErrorEvent(chunk)
@@ -100,12 +109,13 @@ class Fold:
         if isinstance(candidate.get("finishReason"), str):
             self.finish = candidate["finishReason"]
             self.complete = True
+        pieces: list[str] = []
+        if thoughts:
+            pieces.append(ReasoningChunk("".join(thoughts)))
         if text or called:
             # A forced call's arguments are the output of the tool strategy (they come whole).
-            return "".join(called) if self.calls else "".join(text)
-        if thoughts:
-            return ReasoningChunk("".join(thoughts))
-        return None
+            pieces.append("".join(called) if self.calls else "".join(text))
+        return pieces or None
 
     def flush(self) -> str:
         """Nothing is held back: every piece is handed out as it comes."""
@@ -169,6 +179,10 @@ class Source:
     def fold(self) -> Fold:
         return Fold()
 
+    def events(self, headers: Mapping[str, str]) -> EventReader | None:
+        """Server-sent events, when the headers say the body is a stream."""
+        return sse_events(headers)
+
     def folded(self, fold: Fold, headers: Mapping[str, str]) -> Answer:
         return self.call.read(fold.body(), headers)
 
@@ -195,7 +209,7 @@ class Source:
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
     """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``."""
     call = Call(request)
-    yield from drive(Source(call), clients.sync(call.base_url, call.key), hooks, classify)
+    yield from drive(Source(call), clients.sync(call.slot, call.key), hooks, classify)
 
 
 async def astream(
@@ -203,6 +217,6 @@ async def astream(
 ) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`stream`."""
     call = Call(request)
-    client = await clients.async_(call.base_url, call.key)
+    client = await clients.async_(call.slot, call.key)
     async for item in adrive(Source(call), client, hooks, classify):
         yield item

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from scriptorium._testing.gemini_server import FakeGeminiServer, answer_body
-from scriptorium._testing.http import Answer, RecordedRequest
+from scriptorium._testing.http import Answer, RecordedRequest, sse
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.gemini.client import GeminiClient
@@ -71,6 +71,24 @@ def test_thoughts_stream_before_the_text_and_the_response_adds_them_up(
     assert (response.usage.output_tokens, response.usage.reasoning_tokens) == (11, 6)
     assert response.finish_reason == "stop"
     assert server.requests[-1].path.endswith(":streamGenerateContent?alt=sse")
+
+
+def test_a_chunk_with_a_thought_and_text_hands_out_both_in_order(
+    server: FakeGeminiServer, client: GeminiClient
+) -> None:
+    """One chunk may carry a thought part and a text part: the thought comes out as a reasoning
+    piece, then the text, and both reach the response."""
+    usage = {"promptTokenCount": 4, "candidatesTokenCount": 3, "thoughtsTokenCount": 2}
+    mixed = answer_body("Hi", model="gemini-2.5-flash", thoughts="Short.", finish_reason=None)
+    last = answer_body(" there", model="gemini-2.5-flash", usage=usage)
+    parts = ((0.0, sse(None, mixed)), (0.0, sse(None, last)))
+    server.push(lambda _r: Answer(parts=parts, content_type="text/event-stream"))
+    *pieces, response = list(client.stream(request(server)))
+    assert pieces == ["Short.", "Hi", " there"]
+    assert [isinstance(p, ReasoningChunk) for p in pieces] == [True, False, False]
+    assert isinstance(response, LLMResponse)
+    assert (response.text, response.reasoning) == ("Hi there", "Short.")
+    assert (response.usage.output_tokens, response.usage.reasoning_tokens) == (5, 2)
 
 
 def test_a_stream_without_a_final_finish_reason_is_a_connection_failure(
