@@ -15,6 +15,7 @@ from scriptorium.llm.media.limits import MB, MediaLimits
 from scriptorium.llm.model import ModelPrice
 from scriptorium.llm.pricing import usd_price
 from scriptorium.llm.reasoning import find_model
+from scriptorium.llm.registry import Route
 
 __all__ = [
     "BASE_URL_ENV",
@@ -25,12 +26,17 @@ __all__ = [
     "KEY_ENV",
     "LONG_CONTEXT",
     "MEDIA_LIMITS",
+    "OWN_API",
     "PRICES",
     "PROVIDER",
+    "VERTEX",
     "Place",
+    "credential_problem",
+    "is_vertex",
     "option_problems",
     "place_of",
     "price_of",
+    "route",
 ]
 
 PROVIDER = "gemini"
@@ -39,6 +45,8 @@ DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 #: The key variable a Gemini API profile usually names, and the SDK's own base-URL variable.
 KEY_ENV = "GEMINI_API_KEY"
 BASE_URL_ENV = "GOOGLE_GEMINI_BASE_URL"
+#: The platform name a Vertex AI profile's target shows (as for Claude on Vertex AI).
+VERTEX = "vertex"
 
 #: Every setting has a place in ``generationConfig``: none is left out.
 IGNORED_SETTINGS: tuple[str, ...] = ()
@@ -99,26 +107,23 @@ def price_of(model: str, prompt_tokens: int) -> tuple[str, ModelPrice] | None:
 @dataclass(frozen=True)
 class Place:
     """Where a request goes: the Gemini API at ``base_url`` (None: Google's), or Vertex AI in
-    ``project`` and ``location``. One SDK client is kept per place and credential."""
+    ``project`` and ``location``. One SDK client is kept per place and credential (the credential
+    is the request's key: an API key, or a Vertex AI access token)."""
 
     base_url: str | None = None
     vertexai: bool = False
     project: str | None = None
     location: str | None = None
-    #: The variable holding a Vertex AI access token (None: Google's default credentials).
-    access_token_env: str | None = None
 
     def slot(self) -> str:
-        """The place as one string (the SDK client cache keys by a string)."""
-        return json.dumps(
-            [self.base_url, self.vertexai, self.project, self.location, self.access_token_env]
-        )
+        """The place as one string (the SDK client cache keys by it)."""
+        return json.dumps([self.base_url, self.vertexai, self.project, self.location])
 
     @staticmethod
     def from_slot(slot: str) -> Place:
         """The place :meth:`slot` wrote."""
-        base_url, vertexai, project, location, token_env = json.loads(slot)
-        return Place(base_url, bool(vertexai), project, location, token_env)
+        base_url, vertexai, project, location = json.loads(slot)
+        return Place(base_url, bool(vertexai), project, location)
 
 
 def _text_option(options: Mapping[str, Any], name: str) -> str | None:
@@ -126,17 +131,53 @@ def _text_option(options: Mapping[str, Any], name: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
+def is_vertex(options: Mapping[str, Any]) -> bool:
+    """Whether a profile's ``options`` choose Vertex AI (``vertexai: true``; anything else is
+    the Gemini API, and ``check`` says what is wrong with a value that is not a boolean)."""
+    return options.get("vertexai") is True
+
+
 def place_of(endpoint: str | None, options: Mapping[str, Any]) -> Place:
     """The place a profile's endpoint and ``options`` name (see :class:`Place`)."""
-    if options.get("vertexai") is True:
+    if is_vertex(options):
         return Place(
             base_url=endpoint,
             vertexai=True,
             project=_text_option(options, "project"),
             location=_text_option(options, "location") or "global",
-            access_token_env=_text_option(options, "access_token_env"),
         )
     return Place(base_url=endpoint)
+
+
+#: The route of a Gemini API profile: a key, and the SDK's base-URL variable.
+OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV)
+
+
+def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
+    """How a profile with ``options`` reaches Gemini (the registry's
+    :class:`~scriptorium.llm.registry.Route`): the Gemini API needs a key; Vertex AI takes
+    Google's default credentials, or an access token read like a key from the variable
+    ``options.access_token_env`` names. Options that cannot be used are said by ``check`` and,
+    at the call, by the adapter."""
+    if not is_vertex(options):
+        return OWN_API
+    return Route(
+        platform=VERTEX,
+        region=place_of(None, options).location,
+        needs_key=False,
+        token_env=_text_option(options, "access_token_env"),
+    )
+
+
+def credential_problem(options: Mapping[str, Any], api_key_env: str | None) -> str | None:
+    """Why a profile's key variable cannot be used on its route: Vertex AI takes Google's default
+    credentials or an access token, never an API key (None: nothing wrong)."""
+    if is_vertex(options) and api_key_env:
+        return (
+            "Vertex AI uses Google's default credentials, or an access token from the variable "
+            "options.access_token_env names: name no api_key_env"
+        )
+    return None
 
 
 _OPTIONS = frozenset({"vertexai", "project", "location", "access_token_env"})

@@ -13,9 +13,15 @@ from typing import Any
 
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.adapter import SDKCall, key_of, reply_metadata
-from scriptorium.llm.gemini.api import PRICES, PROVIDER, Place, place_of, price_of
+from scriptorium.llm.gemini.api import (
+    PRICES,
+    PROVIDER,
+    Place,
+    credential_problem,
+    place_of,
+    price_of,
+)
 from scriptorium.llm.gemini.body import build_body, ignored_settings
-from scriptorium.llm.gemini.sdk import access_token
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.streaming import ErrorEvent
@@ -201,6 +207,28 @@ def model_path(model: str, vertexai: bool) -> str:
     return name if name.startswith(("models/", "tunedModels/")) else f"models/{name}"
 
 
+def _credential_missing(request: LLMRequest, place: Place, key: str) -> str | None:
+    """Why ``request`` cannot be sent as it is: no key for the Gemini API; on Vertex AI no
+    project, a key variable (Vertex AI takes no API key), or a token variable named with no
+    token. A run never gets here so (prepare reads the key or the token, and refuses first); a
+    request built by hand gets a clear error instead of an anonymous call."""
+    if not place.vertexai:
+        return None if key else "no API key (name its variable in the profile's api_key_env)"
+    if place.project is None:
+        return "options.vertexai needs options.project"
+    problem = credential_problem(request.options, request.target.api_key_env)
+    if problem is not None:
+        return problem
+    token_env = request.options.get("access_token_env")
+    if isinstance(token_env, str) and token_env.strip() and not key:
+        return (
+            f"options.access_token_env names {token_env.strip()[:64]!r}, but the request carries "
+            "no access token (a run reads that variable like a key; a request built by hand "
+            "passes the token as its api_key)"
+        )
+    return None
+
+
 def _timeout_ms(timeout_s: float) -> int:
     return max(1, math.ceil(timeout_s * 1000))
 
@@ -219,28 +247,16 @@ class Call(SDKCall[Answer]):
                 "gemini: the profile names no model", reason="config", provider=PROVIDER
             )
         place: Place = place_of(request.target.endpoint, request.options)
-        if place.vertexai:
-            if place.project is None:
-                raise LLMGenerateError(
-                    "gemini: options.vertexai needs options.project",
-                    reason="config",
-                    provider=PROVIDER,
-                    model=model,
-                )
-            key = access_token(place)
-        else:
-            key = key_of(request)
-            if not key:
-                raise LLMGenerateError(
-                    "gemini: no API key (name its variable in the profile's api_key_env)",
-                    reason="config",
-                    provider=PROVIDER,
-                    model=model,
-                )
+        key = key_of(request)
+        problem = _credential_missing(request, place, key)
+        if problem is not None:
+            raise LLMGenerateError(
+                f"gemini: {problem}", reason="config", provider=PROVIDER, model=model
+            )
         super().__init__(request, key)
         self.place = place
-        #: The SDK client cache's slot for this call's place.
-        self.base_url = place.slot()
+        #: The SDK client cache's slot for this call's place (with the key: its credential).
+        self.slot = place.slot()
         self.built = build_body(request)
         self.body = self.built.body
         self.strategy = self.built.strategy

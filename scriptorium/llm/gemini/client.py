@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.adapter import SDKAdapter, SDKFactory, verify_request
+from scriptorium.llm.adapter import SDKAdapter, SDKFactory
 from scriptorium.llm.client import StreamItem
 from scriptorium.llm.gemini.api import PROVIDER
 from scriptorium.llm.gemini.call import Call
@@ -107,19 +107,23 @@ class GeminiClient(SDKAdapter):
         """The async twin of :meth:`stream`."""
         return stream_async(self.clients, self.hooks, request)
 
-    def verify(self, target: Target, api_key: SecretStr | str | None) -> LLMResponse:
-        """The shared minimal request, at the place this client's profile names."""
-        request = verify_request(
-            target, api_key, max_tokens=self.verify_max_tokens, options=self.options
-        )
-        return self.generate(request)
+    def verify(
+        self,
+        target: Target,
+        api_key: SecretStr | str | None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> LLMResponse:
+        """The shared minimal request, at the place ``options`` name (None: this client's
+        profile's)."""
+        return super().verify(target, api_key, options=self.options if options is None else options)
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send, from the API's ``countTokens``
         (retried like a generation). An endpoint without the route (404, 405, 501) or a 200
         that is no count is :class:`Uncounted`, at once: the caller estimates instead."""
         call = Call(request)
-        client = self.clients.sync(call.base_url, call.key)
+        client = self.clients.sync(call.slot, call.key)
         body = count_body(call)
 
         def attempt(timeout_s: float) -> int:

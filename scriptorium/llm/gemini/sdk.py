@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import os
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -43,7 +42,6 @@ __all__ = [
     "API_VERSION",
     "VERTEX_API_VERSION",
     "GeminiSDK",
-    "access_token",
     "classify",
     "default_factory",
     "error_failure",
@@ -90,9 +88,9 @@ def vertex_base_url(location: str) -> str:
     return f"https://{location}-aiplatform.googleapis.com/"
 
 
-def _credentials(place: Place, token: str) -> Any:
-    """Vertex AI credentials: an access token as it is (never refreshed), else None (Google's
-    default chain, looked up by the SDK on the first request)."""
+def _credentials(token: str) -> Any:
+    """Vertex AI credentials: an access token (the request's key) as it is, never refreshed;
+    else None (Google's default chain, looked up by the SDK on the first request)."""
     if not token:
         return None
     oauth2 = importlib.import_module("google.oauth2.credentials")
@@ -121,7 +119,7 @@ class GeminiSDK:
                 options["base_url"] = place.base_url or vertex_base_url(place.location or "global")
                 client = genai.Client(
                     vertexai=True,
-                    credentials=_credentials(place, key),
+                    credentials=_credentials(key),
                     project=place.project,
                     location=place.location,
                     http_options=types.HttpOptions(**options),
@@ -163,22 +161,6 @@ def default_factory(is_async: bool, key: str, slot: str) -> GeminiSDK:
     """An SDK client for the place ``slot`` names (:meth:`Place.slot`) and ``key`` (the API key,
     or a Vertex AI access token; empty: Google's default credentials)."""
     return GeminiSDK(is_async, key, Place.from_slot(slot))
-
-
-def access_token(place: Place) -> str:
-    """The Vertex AI access token ``place`` names a variable for, read now ("" when it names
-    none). A named variable that is unset or empty is a configuration error, said by name."""
-    name = place.access_token_env
-    if name is None:
-        return ""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        raise LLMGenerateError(
-            f"gemini: options.access_token_env names {name!r}, which is unset or empty",
-            reason="config",
-            provider=PROVIDER,
-        )
-    return value
 
 
 # --- errors ----------------------------------------------------------------------------------------

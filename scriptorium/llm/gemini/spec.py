@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.gemini.api import (
     BASE_URL_ENV,
     BATCH_LIMITS,
@@ -15,7 +16,9 @@ from scriptorium.llm.gemini.api import (
     MEDIA_LIMITS,
     PRICES,
     PROVIDER,
+    credential_problem,
     option_problems,
+    route,
 )
 from scriptorium.llm.gemini.reasoning import reasoning_plan
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
@@ -37,6 +40,10 @@ def _client(config: ProviderConfig) -> Client:
 
 
 def _wire(request: LLMRequest) -> WireView:
+    # At prepare: a key variable Vertex AI cannot take is refused before any call.
+    problem = credential_problem(request.options, request.target.api_key_env)
+    if problem is not None:
+        raise InvalidRequestError(problem, field="api_key_env")
     from scriptorium.llm.gemini.body import wire_view
 
     return wire_view(request)
@@ -67,9 +74,9 @@ SPEC = ProviderSpec(
     client=_client,
     # Vertex AI's project and location are in the profile's options.
     per_profile=True,
-    # The Gemini API needs a key, Vertex AI does not (it uses Google credentials); a spec says
-    # one thing for every profile, so the adapter checks the key instead (reason="config").
-    needs_key=False,
+    # The Gemini API needs a key (and so a named model); a Vertex AI profile's route says it
+    # needs none (Google's default credentials, or the token its options name: ``route``).
+    needs_key=True,
     key_env=KEY_ENV,
     base_url_env=BASE_URL_ENV,
     extra="gemini",
@@ -83,4 +90,5 @@ SPEC = ProviderSpec(
     prices=PRICES,
     classify=_classify,
     reasoning=reasoning_plan,
+    route=route,
 )

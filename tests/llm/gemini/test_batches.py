@@ -42,13 +42,14 @@ def server(shared: FakeGeminiServer) -> Iterator[FakeGeminiServer]:
     shared.clear()
 
 
-def project(root: Path, server: FakeGeminiServer, extra: str = "") -> Path:
+def project(root: Path, server: FakeGeminiServer, extra: str = "", *, keyed: bool = True) -> Path:
     (root / "prompts").mkdir(parents=True)
     (root / "profiles").mkdir()
     (root / "prompts" / "label.prompt.md").write_text(PROMPT.format(profile="p"), "utf-8")
+    key = f"api_key_env: {KEY_ENV}\n" if keyed else ""
     (root / "profiles" / "p.yaml").write_text(
         f"provider: gemini\nmodel: {MODEL}\nendpoint: {server.url}\n"
-        f"api_key_env: {KEY_ENV}\nsettings: {{max_tokens: 64}}\n{extra}",
+        f"{key}settings: {{max_tokens: 64}}\n{extra}",
         "utf-8",
     )
     return root
@@ -200,6 +201,7 @@ def test_a_vertex_ai_profile_has_no_batch_mode(tmp_path: Path, server: FakeGemin
         tmp_path / "v",
         server,
         "options: {vertexai: true, project: p1, location: us-central1, access_token_env: TOK}\n",
+        keyed=False,  # Vertex AI takes an access token, never an API key
     )
     engine = Engine(root, env={KEY_ENV: KEY, "TOK": "ya29.token"})
     with pytest.raises(LLMGenerateError) as caught:

@@ -11,7 +11,7 @@ from scriptorium.llm.gemini.api import option_problems, place_of, price_of
 from scriptorium.llm.gemini.body import build_body, wire_view
 from scriptorium.llm.gemini.schema import reduce_schema
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
-from scriptorium.llm.registry import default_registry
+from scriptorium.llm.registry import Route, default_registry
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
 
@@ -80,6 +80,24 @@ def test_the_registry_serves_gemini_and_its_spec_imports_no_sdk() -> None:
         "assert 'google.genai' not in sys.modules and 'google' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_route_needs_a_key_on_the_gemini_api_and_a_token_variable_on_vertex_ai() -> None:
+    """The Gemini API needs a key (so a profile names its model, and the kernel offers
+    ``CC_LLM_PROVIDER=gemini``) and honours its base-URL variable; Vertex AI needs no key, and
+    the variable ``options.access_token_env`` names is read like one."""
+    spec = default_registry().get("gemini")
+    assert spec.needs_key
+    assert spec.needs_model
+    assert spec.needs_key_for({})
+    assert spec.route_for({}) == Route(needs_key=True, base_url_env="GOOGLE_GEMINI_BASE_URL")
+    vertex = {"vertexai": True, "project": "p", "location": "europe-west4"}
+    assert not spec.needs_key_for(vertex)
+    assert spec.route_for(vertex) == Route(platform="vertex", region="europe-west4")
+    assert spec.route_for({**vertex, "access_token_env": "TOK"}).token_env == "TOK"
+    assert spec.route_for({"vertexai": True, "project": "p"}).region == "global"
+    # Only a boolean true chooses Vertex AI (check reports anything else).
+    assert spec.needs_key_for({"vertexai": "yes"})
 
 
 def test_vertex_options_name_the_place_and_check_reports_bad_ones() -> None:

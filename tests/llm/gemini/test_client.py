@@ -5,6 +5,7 @@ token counting, verify, and Vertex AI's paths with fake credentials."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from scriptorium._testing.gemini_server import FakeGeminiServer
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.gemini.client import GeminiClient
+from scriptorium.llm.gemini.stream import Source
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target, Uncounted
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.profile.model import ExecutionSettings
@@ -401,6 +403,25 @@ def test_a_reset_connection_is_retried(server: FakeGeminiServer, client: GeminiC
     assert (response.text, response.attempts) == ("again", 2)
 
 
+def test_a_fallback_budget_bounds_every_path_of_a_call(
+    server: FakeGeminiServer, client: GeminiClient
+) -> None:
+    """A request's ``budget_s`` (what a fallback chain has left) bounds the retry loop of
+    generate, stream and countTokens alike, as for every SDK adapter: an answer slower than the
+    budget is a timeout after the budget, not after ``timeout_s``."""
+    settings = ExecutionSettings(timeout_s=30, max_retries=2)
+    request = make_request(server, settings=settings).model_copy(update={"budget_s": 0.4})
+    call = client.call(request)
+    assert call.retry_args(client.hooks)["policy"].timeout_s == 0.4
+    assert Source(call).retry_args(client.hooks)["policy"].timeout_s == 0.4
+    server.delay(3.0, "too late")
+    started = time.monotonic()
+    with pytest.raises(LLMGenerateError) as caught:
+        client.generate(request)
+    assert caught.value.reason == "timeout"
+    assert time.monotonic() - started < 3.0
+
+
 def test_async_generate_retries_the_same_way(server: FakeGeminiServer, sleeps: Sleeps) -> None:
     async def main() -> str:
         hooks = RetryHooks(sleep=sleeps, asleep=sleeps.asleep, jitter=lambda low, high: 1.0)
@@ -537,12 +558,13 @@ def test_vertex_ai_paths_and_an_access_token_from_its_variable(
     server: FakeGeminiServer, client: GeminiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Vertex AI: the project and location in the path, the publisher's model, the access token
-    read from the variable ``options.access_token_env`` names as a bearer token; no API key."""
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    (read by the run from the variable ``options.access_token_env`` names, and carried as the
+    request's key) as a bearer token; no API key, and nothing read from the environment."""
+    monkeypatch.setenv(TOKEN_ENV, "ya29.not-the-token-the-request-carries")
     monkeypatch.setenv("GOOGLE_API_KEY", "AIza-from-the-environment-000000")
     options = {**VERTEX, "access_token_env": TOKEN_ENV}
     server.reply("vertex hello")
-    response = client.generate(make_request(server, options=options, key=None))
+    response = client.generate(make_request(server, options=options, key=TOKEN))
     assert response.text == "vertex hello"
     assert response.metadata["platform"] == "vertexai"
     sent = server.requests[-1]
@@ -555,11 +577,10 @@ def test_vertex_ai_paths_and_an_access_token_from_its_variable(
 
 
 def test_vertex_ai_streams_and_counts_on_its_paths(
-    server: FakeGeminiServer, client: GeminiClient, monkeypatch: pytest.MonkeyPatch
+    server: FakeGeminiServer, client: GeminiClient
 ) -> None:
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
     options = {**VERTEX, "access_token_env": TOKEN_ENV}
-    request = make_request(server, options=options, key=None)
+    request = make_request(server, options=options, key=TOKEN)
     server.reply("streamed on vertex", chunks=5)
     items = list(client.stream(request))
     assert "".join(i for i in items if isinstance(i, str)) == "streamed on vertex"
@@ -577,6 +598,8 @@ def test_vertex_ai_streams_and_counts_on_its_paths(
 def test_vertex_ai_with_an_unset_token_variable_is_a_config_error(
     server: FakeGeminiServer, client: GeminiClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A request built by hand that names a token variable but carries no token: the adapter
+    reads no variable (a run reads it like a key), so it says what is missing, by name."""
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     options = {**VERTEX, "access_token_env": TOKEN_ENV}
     with pytest.raises(LLMGenerateError) as caught:

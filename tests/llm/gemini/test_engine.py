@@ -11,6 +11,7 @@ import pytest
 
 from scriptorium import Engine, RunRequest
 from scriptorium.cli import main
+from scriptorium.errors import APIKeyEnvMissingError, APIKeyRequiredError, InvalidRequestError
 from scriptorium.testing import FakeGeminiServer
 
 KEY = "AIza-engine-canary-0123456789ab"
@@ -128,3 +129,51 @@ def test_check_reports_bad_gemini_options(
     out = capsys.readouterr().out
     assert "options.colour is not a gemini option" in out
     assert "options.vertexai needs options.project" in out
+
+
+def test_a_vertex_ai_token_comes_from_the_engine_env_like_a_key(
+    root: Path, server: FakeGeminiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run reads the variable ``options.access_token_env`` names from the engine's ``env``
+    (not the process environment) and the adapter sends it as the bearer token."""
+    monkeypatch.delenv("VERTEX_TOKEN")
+    engine = Engine(root, env={"VERTEX_TOKEN": "ya29.from-the-engine-env-0123"})
+    prepared = engine.prepare(RunRequest(prompt_id="hello", profile="vertex"))
+    assert (prepared.target.platform, prepared.target.region) == ("vertex", "europe-west4")
+    server.reply("Hello from Vertex AI")
+    result = engine.run(RunRequest(prompt_id="hello", profile="vertex"))
+    assert result.output.text == "Hello from Vertex AI"
+    (sent,) = server.requests
+    assert sent.headers["authorization"] == "Bearer ya29.from-the-engine-env-0123"
+    assert "x-goog-api-key" not in sent.headers
+    assert "ya29.from-the-engine-env-0123" not in result.model_dump_json()
+
+
+def test_prepare_refuses_what_a_gemini_profile_lacks_before_any_call(
+    root: Path, server: FakeGeminiServer
+) -> None:
+    """A Gemini API profile needs a key and a model; a Vertex AI profile's token variable must be
+    set, and it takes no API key variable."""
+    profiles = root / "profiles"
+    (profiles / "nokey.yaml").write_text("provider: gemini\nmodel: gemini-2.5-flash\n", "utf-8")
+    (profiles / "nomodel.yaml").write_text(
+        "provider: gemini\napi_key_env: GEMINI_API_KEY\n", "utf-8"
+    )
+    (profiles / "keyed-vertex.yaml").write_text(
+        "provider: gemini\nmodel: gemini-2.5-pro\napi_key_env: GEMINI_API_KEY\n"
+        "options: {vertexai: true, project: proj-9}\n",
+        "utf-8",
+    )
+    engine = Engine(root, env={"GEMINI_API_KEY": KEY})
+    with pytest.raises(APIKeyRequiredError):
+        engine.prepare(RunRequest(prompt_id="hello", profile="nokey"))
+    with pytest.raises(InvalidRequestError) as missing:
+        engine.prepare(RunRequest(prompt_id="hello", profile="nomodel"))
+    assert missing.value.field == "model"
+    with pytest.raises(APIKeyEnvMissingError) as unset:
+        engine.prepare(RunRequest(prompt_id="hello", profile="vertex"))
+    assert unset.value.env_var == "VERTEX_TOKEN"
+    with pytest.raises(InvalidRequestError) as keyed:
+        engine.prepare(RunRequest(prompt_id="hello", profile="keyed-vertex"))
+    assert keyed.value.field == "api_key_env"
+    assert server.requests == []
