@@ -24,6 +24,7 @@ from tests.contract.llm.harnesses import (
     FakeClientHarness,
     FakeProviderHarness,
     GeminiHarness,
+    GeminiVertexHarness,
     Harness,
     OpenAIHarness,
     ReplayHarness,
@@ -84,11 +85,12 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         openai_server: FakeOpenAIServer = request.getfixturevalue("openai_server")
         openai_server.reset()
         built = OpenAIHarness(openai_server)
-    elif name == "gemini":
+    elif name in ("gemini", "gemini_vertex"):
         gemini_server: FakeGeminiServer = request.getfixturevalue("gemini_server")
         gemini_server.reset()
         gemini_server.count_tokens = None
-        built = GeminiHarness(gemini_server)
+        gemini = GeminiHarness if name == "gemini" else GeminiVertexHarness
+        built = gemini(gemini_server)
     elif name == "bedrock":
         monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
         for variable, value in AWS_ENV.items():

@@ -8,6 +8,8 @@ reason (:meth:`Harness.cannot`), so it shows as skipped, never as passed.
 - ``anthropic``, ``openai`` and ``gemini``: the adapter through its real SDK against the loopback
   fake server of ``scriptorium.testing``; backoff sleeps are recorded, not slept, and the retry
   clock moves only by them (:class:`RetryClock`).
+- ``gemini_vertex``: the gemini adapter on Vertex AI (``options.vertexai``), the access token as
+  the key.
 - ``bedrock``, ``vertex`` and ``azure``: the same adapters reached through a cloud platform (a
   profile's ``options.platform``), through ``AnthropicBedrock`` / ``AnthropicVertex`` /
   ``AzureOpenAI`` against the fakes of those platforms' own routes, with fake credentials (AWS
@@ -590,6 +592,28 @@ class GeminiHarness(_HTTPHarness):
         else:
             self.server.reply(json.dumps(value))
 
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        # The contract's output tokens are the whole output, reasoning included (as a response's
+        # usage reports them). Gemini's wire counts the thoughts apart from the answer's tokens:
+        # ``thoughtsTokenCount`` beside ``candidatesTokenCount``, the two adding up to what is
+        # billed at the output rate. So the answer's own tokens are the rest.
+        self.server.reply(
+            text,
+            thoughts=reasoning,
+            prompt_tokens=10,
+            candidates_tokens=output_tokens - reasoning_tokens,
+            thoughts_tokens=reasoning_tokens,
+            chunks=chunks,
+        )
+
     def wire_strategy(self) -> str:
         body = self.last_body()
         if "tools" in body:
@@ -614,6 +638,44 @@ class GeminiHarness(_HTTPHarness):
 
 
 # --- the same adapters through the cloud platforms -------------------------------------------------
+
+
+class GeminiVertexHarness(GeminiHarness):
+    """The gemini adapter on Vertex AI (``options.vertexai``): the project and location in the
+    path, the access token a run reads from ``options.access_token_env`` as the request's key."""
+
+    name = "gemini_vertex"
+    path = (
+        "/v1beta1/projects/contract/locations/us-central1/publishers/google/models/"
+        "gemini-2.5-flash:generateContent"
+    )
+    stream_path = path.replace(":generateContent", ":streamGenerateContent?alt=sse")
+    options: ClassVar[dict[str, Any]] = {
+        "vertexai": True,
+        "project": "contract",
+        "location": "us-central1",
+    }
+
+    def request(self, **fields: Any) -> LLMRequest:
+        # The key is the access token options.access_token_env names.
+        return super().request(**{"options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "endpoint": self.url,
+            "options": {**self.options, "access_token_env": KEY_ENV},
+        }
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), key, options=self.options)
+
 
 #: The AWS credentials the Bedrock harness signs with (the standard chain's environment link).
 AWS_ENV = {
@@ -930,6 +992,7 @@ ADAPTERS = (
     "anthropic",
     "openai",
     "gemini",
+    "gemini_vertex",
     "bedrock",
     "vertex",
     "azure",
