@@ -317,8 +317,7 @@ class Engine:
             loaded,
             api_key,
             env,
-            needs_key=route is not None and route.needs_key,
-            token_env=None if route is None else route.token_env,
+            route,
         )
         client = self.client
         with translate(

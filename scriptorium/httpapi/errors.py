@@ -55,6 +55,8 @@ _SAFE_FIELDS = (
     "artifact",
     "section",
     "issues",
+    "fallbacks",
+    "usage",
 )
 
 
@@ -159,6 +161,12 @@ def error_body(
         if isinstance(fields.get("path"), str) and os.path.isabs(fields["path"]):
             # Where the server keeps its files is not the caller's business.
             del fields["path"]
+        if fields.get("fallbacks"):
+            # Each profile left carries its own error's message: the same door, the same scrub.
+            fields["fallbacks"] = [
+                {**left, "message": public_message(left["message"], roots=roots, secrets=secrets)}
+                for left in fields["fallbacks"]
+            ]
         retryable = _retryable(err)
         code, message = err.code, err.message
     body: dict[str, Any] = {

@@ -57,6 +57,15 @@ class ErrorDetail(BaseModel):
     issues: list[dict[str, Any]] | None = Field(
         default=None, description="output_invalid: what failed validation"
     )
+    fallbacks: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="llm_generate after a fallback chain: each profile left before the last "
+        "(as RunResult.fallbacks holds them)",
+    )
+    usage: dict[str, Any] | None = Field(
+        default=None,
+        description="llm_generate after a fallback chain: what every call of the run used",
+    )
 
 
 class ErrorBody(BaseModel):

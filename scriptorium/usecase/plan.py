@@ -147,9 +147,8 @@ class Planner:
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
             env,
+            route,
             prompt_id=prompt_id,
-            needs_key=route is not None and route.needs_key,
-            token_env=None if route is None else route.token_env,
         )
         loaded = steps.load_output_schema(definition, self._validator)
         contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)

@@ -35,7 +35,7 @@ from scriptorium.llm.model import (
     is_short_key,
     key_from_env,
 )
-from scriptorium.llm.registry import ProviderSpec, Registry, provider_needs_key
+from scriptorium.llm.registry import ProviderSpec, Registry, Route, provider_needs_key
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
@@ -253,21 +253,24 @@ def credential(
     profile: Profile,
     api_key: str | None,
     env: Mapping[str, str],
+    route: Route | None,
     *,
     prompt_id: str | None = None,
-    needs_key: bool | None = None,
-    token_env: str | None = None,
 ) -> str | None:
     """Step 4b: a direct key wins; else the profile's variable must be set and non-empty; else
-    the variable its options name for an access token (``token_env``, a cloud platform's), read
-    the same way.
+    the variable its options name for an access token (``route.token_env``, a cloud platform's),
+    read the same way.
 
     The one place a key enters a run, whatever brought it (a request, the HTTP API, a kernel, a
     batch line, ``verify``): an empty or blank key is no key (a blank direct key falls back to the
     variable, exactly as no key does), and a key shorter than ``MIN_KEY_CHARS`` is refused as a
     key (``InvalidRequestError`` for a direct key, ``APIKeyEnvMissingError`` for a variable),
-    never quoted. Whether a key is needed is decided by the provider's spec (``needs_key``; None
-    asks the default registry), whatever client will be used.
+    never quoted. Whether a key is needed is the profile's ``route`` (its provider's spec for its
+    options), whatever client will be used; None is a provider no spec describes (an injected
+    client serves it), whose ``api_key_env`` is read as named. Where the route needs no key (a
+    replay that is not recording, the ``fake`` provider), ``api_key_env`` is read when the
+    variable is set and passed over when it is not: a replay profile that names its recording
+    key still replays in CI without it.
     """
     direct = given_key(api_key)
     if direct is not None:
@@ -278,24 +281,25 @@ def credential(
                 prompt_id=prompt_id,
             )
         return direct
-    if profile.api_key_env:
+    needs_key = route is not None and route.needs_key
+    optional = route is not None and not route.needs_key
+    variable = profile.api_key_env
+    if variable and not (optional and given_key(env.get(variable)) is None):
         return key_from_env(
             env,
-            profile.api_key_env,
+            variable,
             reader=f"profile {profile.name!r}",
             profile=profile.name,
             prompt_id=prompt_id,
         )
-    if token_env:
+    if route is not None and route.token_env:
         return key_from_env(
             env,
-            token_env,
+            route.token_env,
             reader=f"profile {profile.name!r} (its options)",
             profile=profile.name,
             prompt_id=prompt_id,
         )
-    if needs_key is None:
-        needs_key = provider_needs_key(profile.provider, profile.options)
     if needs_key:
         raise APIKeyRequiredError(
             f"provider {profile.provider!r} needs an API key: set api_key_env in profile "

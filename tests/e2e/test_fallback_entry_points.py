@@ -113,6 +113,34 @@ def test_the_http_api_falls_back(loop: Servers) -> None:
     assert loop.calls() == (1, 1, 1)
 
 
+def test_the_http_api_error_carries_the_fallbacks_and_usage(loop: Servers) -> None:
+    pytest.importorskip("starlette")
+    from scriptorium.httpapi import create_app
+    from tests.httpapi.project import call
+
+    loop.primary.fail(529)
+    loop.backup.fail(500)
+    loop.gpt.fail(500)
+    app = create_app(Engine(loop.root, env=keys()))
+    response = call(app, "POST", "/v1/runs", json={"prompt_id": "hello"})
+    assert response.status_code == 502, response.text
+    error = response.json()["error"]
+    assert (error["code"], error["reason"], error["provider"]) == (
+        "llm_generate",
+        "server_error",
+        "openai",
+    )
+    assert [(f["profile"], f["reason"]) for f in error["fallbacks"]] == [
+        ("primary", "overloaded"),
+        ("backup", "server_error"),
+    ]
+    assert all(f["message"] for f in error["fallbacks"])
+    assert error["usage"]["llm_calls"] == 3
+    assert str(loop.root) not in response.text
+    for value in keys().values():
+        assert value not in response.text
+
+
 def test_the_kernel_falls_back_and_charges_what_every_profile_used(loop: Servers) -> None:
     loop.primary.fail(500)
     loop.backup.reply("Kernel hello", usage={"input_tokens": 20, "output_tokens": 4})
