@@ -11,6 +11,9 @@ run again; its earlier result is copied. Every record carries ``hash_version`` (
 refused with a clear error instead of being silently run again. While the batch runs, finished results are also appended
 to ``<out>.partial``, a journal that survives a crash or Ctrl-C and is read on the next start, so
 no paid-for result is lost; ``--out`` itself is only replaced, whole and in order, at the end.
+
+Lines are read, prepared (once each), run and written as a bounded pipeline
+(:mod:`scriptorium.batch.pipeline`): memory follows ``--concurrency``, not the number of lines.
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from scriptorium._journal import Journal
 from scriptorium.batch.executor import BatchExecutor, Row, executor_named
 from scriptorium.batch.lock import OutputLock
+from scriptorium.batch.pipeline import ReorderWindow, feed, window_size
 from scriptorium.cli.batch_records import (
     Item,
     Record,
@@ -34,9 +37,9 @@ from scriptorium.cli.batch_records import (
     check_out,
     error_record,
     read_done,
-    read_items,
     report,
     result_record,
+    stream_items,
     usd,
 )
 from scriptorium.cli.commands import make_engine
@@ -45,7 +48,8 @@ from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
-    from scriptorium.usecase.model import PreparedRun, RunResult
+    from scriptorium.usecase.model import RunResult
+    from scriptorium.usecase.plan import Plan
 
 # read_done, report and result_record moved to scriptorium.cli.batch_records; still importable here.
 __all__ = ["cmd_batch", "read_done", "report", "result_record"]
@@ -61,21 +65,21 @@ class _Batch:
         self.journal = journal
         self.resumed = 0
 
-    def start(self, item: Item) -> Record | PreparedRun:
+    def start(self, item: Item) -> Record | Plan:
         """The record of a line that needs no call (a bad line, a failed prepare, a result
-        already obtained), else the prepared run to send."""
+        already obtained), else the plan to run (prepared here, once: its hash is the key)."""
         if item.request is None:
             assert item.error is not None
             return error_record(item, item.error, None)
         try:
-            prepared = self.engine.prepare(item.request)
+            plan = self.engine.runner.plan(item.request)
         except ScriptoriumError as err:
             return error_record(item, err, None)
-        earlier = self.done.get(prepared.request_hash)
+        earlier = self.done.get(plan.prepared.request_hash)
         if earlier is not None:
             self.resumed += 1
             return {**earlier, "line": item.line, "id": item.id}
-        return prepared
+        return plan
 
     def finish(
         self, item: Item, outcome: RunResult | ScriptoriumError, request_hash: str
@@ -89,54 +93,49 @@ class _Batch:
         return record
 
 
-class _InOrder:
-    """Writes records to ``sink`` in input order as soon as each prefix is complete (records
-    arrive from executor threads in any order)."""
-
-    def __init__(self, sink: IO[str], on_done: Callable[[Record], None]) -> None:
-        self.sink = sink
-        self.on_done = on_done
-        self.lock = threading.Lock()
-        self.pending: dict[int, Record] = {}
-        self.next_index = 0
-
-    def add(self, index: int, record: Record) -> None:
-        with self.lock:
-            self.on_done(record)
-            self.pending[index] = record
-            while self.next_index in self.pending:
-                record = self.pending.pop(self.next_index)
-                self.sink.write(_json_line(record) + "\n")
-                self.next_index += 1
-
-
 def _execute(
     batch: _Batch,
-    items: list[Item],
+    items: Iterable[Item],
     executor: BatchExecutor,
     concurrency: int,
     sink: IO[str],
     on_done: Callable[[Record], None],
-) -> None:
-    """Run every item on ``executor``, writing records to ``sink`` in input order. On Ctrl-C the
-    executor lets the calls in flight finish; they are journaled for the next attempt."""
-    writer = _InOrder(sink, on_done)
-    rows: list[Row] = []
-    for index, item in enumerate(items):
+) -> int:
+    """Run every item on ``executor``, writing records to ``sink`` in input order as each prefix
+    is complete, through the bounded window of :mod:`scriptorium.batch.pipeline` (a slow line
+    holds the window; once it is full, no more lines are read until it finishes). The number of
+    items. On Ctrl-C the executor lets the calls in flight finish; they are journaled for the
+    next attempt."""
+
+    def emit(record: Record) -> None:
+        on_done(record)
+        sink.write(_json_line(record) + "\n")
+
+    window: ReorderWindow[Record] = ReorderWindow(window_size(concurrency), emit)
+    running: dict[int, Item] = {}  # the lines in flight (at most a window of them)
+
+    def start(index: int, item: Item) -> Row | Record:
         started = batch.start(item)
         if isinstance(started, dict):
-            writer.add(index, started)
-        else:
-            assert item.request is not None
-            rows.append(Row(index, item.request, started))
+            return started
+        assert item.request is not None
+        running[index] = item
+        return Row(index, item.request, started.prepared, started)
 
-    def deliver(row: Row, outcome: RunResult | ScriptoriumError) -> None:
-        record = batch.finish(items[row.index], outcome, row.prepared.request_hash)
-        writer.add(row.index, record)
+    def finish(row: Row, outcome: RunResult | ScriptoriumError) -> Record:
+        return batch.finish(running.pop(row.index), outcome, row.prepared.request_hash)
 
-    if rows:
-        executor.execute(batch.engine.row_work(), rows, deliver, concurrency=concurrency)
-    assert writer.next_index == len(items), "the executor left rows undelivered"
+    count = feed(
+        batch.engine.row_work(),
+        items,
+        start=start,
+        finish=finish,
+        window=window,
+        executor=executor,
+        concurrency=concurrency,
+    )
+    assert window.released == count, "the executor left rows undelivered"
+    return count
 
 
 def _json_line(record: Record) -> str:
@@ -178,13 +177,13 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     # A missing or broken prompt fails the batch, not each line.
     definition = engine.prompts.get(args.prompt)
     resumable = check_out(args, args.prompt)
-    items = read_items(args, definition)
+    lines, items = stream_items(args, definition)
     out = Path(args.out_file)
     journal_path = out.with_name(out.name + ".partial")
     temp_path = out.with_name(out.name + ".tmp")
     done = read_done(out, journal_path) if resumable else read_done(journal_path)
     totals = Totals()
-    progress = Progress(reporter.err, len(items)) if reporter.err.isatty() else None
+    progress = Progress(reporter.err, lines) if reporter.err.isatty() else None
 
     def on_done(record: Record) -> None:
         totals.add(record)
@@ -197,13 +196,13 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     batch = _Batch(engine, done, journal)
     try:
         with journal, sink:
-            _execute(batch, items, executor, args.concurrency, sink, on_done)
+            lines = _execute(batch, items, executor, args.concurrency, sink, on_done)
     except KeyboardInterrupt:
         if progress is not None:
             progress.end()
         reporter.error(
             "interrupted",
-            f"stopped by the user; {totals.done} of {len(items)} rows finished and are kept "
+            f"stopped by the user; {totals.done} of {lines} rows finished and are kept "
             f"(in {journal_path}); run the same command again to resume: only the rest are sent",
         )
         return EXIT_INTERRUPTED
@@ -212,7 +211,7 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     journal_path.unlink(missing_ok=True)
     if progress is not None:
         progress.end()
-    return report(reporter, len(items), totals, batch.resumed, out)
+    return report(reporter, lines, totals, batch.resumed, out)
 
 
 class Progress:
