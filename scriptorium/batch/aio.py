@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING
 
 from scriptorium.batch.pipeline import window_size
@@ -41,7 +41,7 @@ async def arun_ordered(
     requests: Iterator[RunRequest] | AsyncIterator[RunRequest],
     *,
     concurrency: int,
-) -> AsyncIterator[RunResult | ScriptoriumError]:
+) -> AsyncGenerator[RunResult | ScriptoriumError, None]:
     """``run(request)`` for every request, at most ``concurrency`` at a time; the results (a
     failed run's error in its place) in input order, each as soon as it and those before it are
     done (see the module doc)."""

@@ -30,6 +30,7 @@ from scriptorium._journal import Journal
 from scriptorium.batch.executor import BatchExecutor, Row, executor_named
 from scriptorium.batch.lock import OutputLock
 from scriptorium.batch.pipeline import ReorderWindow, feed, window_size
+from scriptorium.batch.work import RowWork
 from scriptorium.cli.batch_records import (
     Item,
     Record,
@@ -47,20 +48,19 @@ from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
-    from scriptorium.engine import Engine
     from scriptorium.usecase.model import RunResult
     from scriptorium.usecase.plan import Plan
 
 # read_done, report and result_record moved to scriptorium.cli.batch_records; still importable here.
-__all__ = ["cmd_batch", "read_done", "report", "result_record"]
+__all__ = ["cmd_batch", "read_done", "report", "result_record", "run_lines"]
 
 
 class _Batch:
     """Turns lines into records: the driver's side of a batch, whichever executor runs the calls.
     Results are journaled as they finish."""
 
-    def __init__(self, engine: Engine, done: dict[str, Record], journal: Journal) -> None:
-        self.engine = engine
+    def __init__(self, work: RowWork, done: dict[str, Record], journal: Journal) -> None:
+        self.work = work
         self.done = done
         self.journal = journal
         self.resumed = 0
@@ -72,7 +72,7 @@ class _Batch:
             assert item.error is not None
             return error_record(item, item.error, None)
         try:
-            plan = self.engine.runner.plan(item.request)
+            plan = self.work.plan(item.request)
         except ScriptoriumError as err:
             return error_record(item, err, None)
         earlier = self.done.get(plan.prepared.request_hash)
@@ -93,19 +93,25 @@ class _Batch:
         return record
 
 
-def _execute(
-    batch: _Batch,
+def run_lines(
+    work: RowWork,
     items: Iterable[Item],
+    *,
+    done: dict[str, Record],
+    journal: Journal,
     executor: BatchExecutor,
     concurrency: int,
     sink: IO[str],
     on_done: Callable[[Record], None],
-) -> int:
-    """Run every item on ``executor``, writing records to ``sink`` in input order as each prefix
-    is complete, through the bounded window of :mod:`scriptorium.batch.pipeline` (a slow line
-    holds the window; once it is full, no more lines are read until it finishes). The number of
-    items. On Ctrl-C the executor lets the calls in flight finish; they are journaled for the
-    next attempt."""
+) -> tuple[int, int]:
+    """Run every item through ``work`` on ``executor``, writing records to ``sink`` in input
+    order as each prefix is complete, through the bounded window of
+    :mod:`scriptorium.batch.pipeline` (a slow line holds the window; once it is full, no more
+    lines are read until it finishes). A line whose request hash has a result in ``done`` is
+    copied from it; every result is also appended to ``journal`` as it arrives. Returns the
+    number of items and how many of them came from ``done``. On Ctrl-C the executor lets the
+    calls in flight finish; they are journaled for the next attempt."""
+    batch = _Batch(work, done, journal)
 
     def emit(record: Record) -> None:
         on_done(record)
@@ -126,7 +132,7 @@ def _execute(
         return batch.finish(running.pop(row.index), outcome, row.prepared.request_hash)
 
     count = feed(
-        batch.engine.row_work(),
+        work,
         items,
         start=start,
         finish=finish,
@@ -135,7 +141,7 @@ def _execute(
         concurrency=concurrency,
     )
     assert window.released == count, "the executor left rows undelivered"
-    return count
+    return count, batch.resumed
 
 
 def _json_line(record: Record) -> str:
@@ -193,10 +199,18 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
         journal = Journal(journal_path)
         sink = temp_path.open("w", encoding="utf-8")
-    batch = _Batch(engine, done, journal)
     try:
         with journal, sink:
-            lines = _execute(batch, items, executor, args.concurrency, sink, on_done)
+            lines, resumed = run_lines(
+                engine.row_work(),
+                items,
+                done=done,
+                journal=journal,
+                executor=executor,
+                concurrency=args.concurrency,
+                sink=sink,
+                on_done=on_done,
+            )
     except KeyboardInterrupt:
         if progress is not None:
             progress.end()
@@ -211,7 +225,7 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     journal_path.unlink(missing_ok=True)
     if progress is not None:
         progress.end()
-    return report(reporter, lines, totals, batch.resumed, out)
+    return report(reporter, lines, totals, resumed, out)
 
 
 class Progress:
