@@ -198,6 +198,13 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
             self._expiry = keepalive_expiry
             self._ssl: ssl.SSLContext | None = None
             self._closed = False
+            #: Connections opened so far (tests and benchmarks read it).
+            self.opened = 0
+
+        @property
+        def idle(self) -> int:
+            """Connections waiting in the pool."""
+            return self._idle_count
 
         def _context(self) -> ssl.SSLContext:
             if self._ssl is None:
@@ -248,6 +255,8 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
 
         def _connect(self, origin: tuple[str, str, int], timeout: float | None) -> _Connection:
             scheme, host, port = origin
+            with self._lock:
+                self.opened += 1
             sock = socket.create_connection((host, port), timeout=timeout)
             try:
                 _socket_options(sock)
@@ -489,6 +498,13 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
             self._expiry = keepalive_expiry
             self._ssl: ssl.SSLContext | None = None
             self._closed = False
+            #: Connections opened so far (tests and benchmarks read it).
+            self.opened = 0
+
+        @property
+        def idle(self) -> int:
+            """Connections waiting in the pool."""
+            return self._idle_count
 
         def _take(self, origin: tuple[str, str, int]) -> _AsyncConnection | None:
             stack = self._idle.get(origin)
@@ -531,6 +547,7 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
             self, origin: tuple[str, str, int], timeout: float | None
         ) -> _AsyncConnection:
             scheme, host, port = origin
+            self.opened += 1
             loop = asyncio.get_running_loop()
             context = None
             if scheme == "https":
