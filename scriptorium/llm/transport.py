@@ -51,6 +51,7 @@ MAX_KEEPALIVE = 100
 KEEPALIVE_EXPIRY_S = 5.0
 _READ_SIZE = 64 * 1024
 _HIGH_WATER = 1 << 20  # bytes buffered before an async connection stops reading
+_DRAIN_LIMIT = 64 * 1024  # what a response closed early may still read, to keep its connection
 
 
 def _timeouts(request: Any) -> tuple[float | None, float | None, float | None, float | None]:
@@ -162,6 +163,28 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
         return http.RemoteProtocolError(  # type: ignore[no-any-return]
             "the server closed the connection without a complete response", request=request
         )
+
+    def _drained(state: Any, ready: Any) -> bool:
+        """Whether a response closed before its end can still be read to its end from what has
+        already arrived (a stream's caller stops at the last event; the chunked terminator is
+        right behind it): then its connection can be reused. Reads nothing that is not there
+        yet, and at most :data:`_DRAIN_LIMIT` bytes."""
+        left = _DRAIN_LIMIT
+        try:
+            while True:
+                event = state.next_event()
+                if isinstance(event, h11.EndOfMessage):
+                    return True
+                if event is h11.NEED_DATA:
+                    data = ready()
+                    if not data or left <= 0:
+                        return False
+                    left -= len(data)
+                    state.receive_data(data)
+                elif not isinstance(event, h11.Data):
+                    return False
+        except Exception:  # a broken tail: the connection is closed, as without draining
+            return False
 
     # --- sync -----------------------------------------------------------------------------------
 
@@ -363,7 +386,13 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                         complete = True
                         return
             finally:
-                self._end(complete)
+                # Left early (the reader stopped at its last event, and dropping the iterator
+                # closed it before the response was closed): finish from what is there.
+                self._end(complete or self._drained())
+
+        def _drained(self) -> bool:
+            conn = self._conn
+            return conn is not None and _drained(conn.state, lambda: _ready_bytes(conn.sock))
 
         def _end(self, complete: bool) -> None:
             conn, self._conn = self._conn, None
@@ -371,7 +400,16 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                 self._pool._finished(conn, complete)
 
         def close(self) -> None:
-            self._end(False)
+            self._end(self._drained())
+
+    def _ready_bytes(sock: socket.socket) -> bytes | None:
+        """Bytes the socket has now, without waiting (None: nothing yet)."""
+        if _readable(sock):
+            try:
+                return sock.recv(_READ_SIZE)
+            except OSError:
+                return b""
+        return None
 
     # --- async ----------------------------------------------------------------------------------
 
@@ -458,6 +496,14 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                     self.writable = None
                 if transport.is_closing():
                     raise ConnectionResetError("the connection closed while writing")
+
+        def ready(self) -> bytes | None:
+            """Bytes received and not read yet, without waiting (None: none)."""
+            if self.chunks:
+                data = self.chunks.popleft()
+                self.buffered -= len(data)
+                return data
+            return b"" if self.eof else None
 
         def usable(self) -> bool:
             transport = self.transport
@@ -665,7 +711,11 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                         complete = True
                         return
             finally:
-                self._end(complete)
+                self._end(complete or self._drained())
+
+        def _drained(self) -> bool:
+            conn = self._conn
+            return conn is not None and _drained(conn.state, conn.wire.ready)
 
         def _end(self, complete: bool) -> None:
             conn, self._conn = self._conn, None
@@ -673,6 +723,6 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                 self._pool._finished(conn, complete)
 
         async def aclose(self) -> None:
-            self._end(False)
+            self._end(self._drained())
 
     return PooledTransport, AsyncPooledTransport

@@ -166,6 +166,34 @@ def test_a_cancelled_request_closes_its_connection() -> None:
         asyncio.run(main())
 
 
+def test_a_stream_closed_at_its_last_event_keeps_its_connection() -> None:
+    """A stream's reader stops at the last event and closes; the chunked terminator already
+    there is read on close, so the connection goes back to the pool (sync and async)."""
+    with FakeAnthropicServer() as server:
+        client, transport = _sync(server)
+        for _ in range(3):
+            with client.messages.with_streaming_response.create(**ASK, stream=True) as response:
+                for line in response.iter_lines():
+                    if "message_stop" in line:
+                        break
+        assert transport.opened == 1
+        client.close()
+
+        async def main() -> None:
+            aclient, atransport = _async(server)
+            for _ in range(3):
+                async with aclient.messages.with_streaming_response.create(
+                    **ASK, stream=True
+                ) as response:
+                    async for line in response.iter_lines():
+                        if "message_stop" in line:
+                            break
+            assert atransport.opened == 1
+            await aclient.close()
+
+        asyncio.run(main())
+
+
 def test_a_stream_left_half_read_closes_its_connection() -> None:
     with FakeAnthropicServer() as server:
         client, transport = _sync(server)
