@@ -29,10 +29,12 @@ from scriptorium.llm.transport import pooled_http_client
 
 __all__ = [
     "SDKFactory",
+    "aopen_messages_stream",
     "apost_messages",
     "classify",
     "default_factory",
     "http_response_class",
+    "open_messages_stream",
     "post_messages",
     "sdk",
 ]
@@ -129,6 +131,25 @@ async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) ->
             options={"timeout": timeout_s},
         )
     return response.content, response.headers
+
+
+def open_messages_stream(client: Any, body: dict[str, Any], timeout_s: float, post: Any) -> Any:
+    """The unread HTTP response of a streamed Messages request: through the direct send for the
+    SDK's own client (the first delta comes sooner), else ``post()`` (the caller's SDK post)."""
+    direct = direct_post(sdk(), client, _messages_url(client))
+    if direct is None:
+        return post()
+    return direct.open(encode_body({**body, "stream": True}), timeout_s)
+
+
+async def aopen_messages_stream(
+    client: Any, body: dict[str, Any], timeout_s: float, post: Any
+) -> Any:
+    """The async twin of :func:`open_messages_stream` (``post`` returns an awaitable)."""
+    direct = direct_post(sdk(), client, _messages_url(client))
+    if direct is None:
+        return await post()
+    return await direct.aopen(encode_body({**body, "stream": True}), timeout_s)
 
 
 def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:

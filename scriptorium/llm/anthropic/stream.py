@@ -25,7 +25,7 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.anthropic.api import MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, Result, reply_info
-from scriptorium.llm.anthropic.sdk import classify, sdk
+from scriptorium.llm.anthropic.sdk import aopen_messages_stream, classify, open_messages_stream, sdk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
@@ -230,12 +230,21 @@ class Source:
         ``generate``); the HTTP response, unread (the SDK's typed stream is not read)."""
         call = self.call
         with call.wire.sending(client, call.sent.body) as body:
-            return self._post(client, body, timeout_s, sdk().Stream).response
+            return open_messages_stream(
+                client,
+                body,
+                timeout_s,
+                lambda: self._post(client, body, timeout_s, sdk().Stream).response,
+            )
 
     async def aopen(self, client: Any, timeout_s: float) -> Any:
         call = self.call
-        with call.wire.sending(client, call.sent.body) as body:
+
+        async def post() -> Any:
             return (await self._post(client, body, timeout_s, sdk().AsyncStream)).response
+
+        with call.wire.sending(client, call.sent.body) as body:
+            return await aopen_messages_stream(client, body, timeout_s, post)
 
     def fold(self) -> Fold:
         output = self.call.sent.output
