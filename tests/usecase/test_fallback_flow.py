@@ -195,7 +195,9 @@ def test_a_profile_that_cannot_be_prepared_is_recorded_and_the_chain_goes_on() -
     profiles = {**PROFILES, "primary": {"provider": "fake", "fallback": ["keyed", "backup"]}}
     the_planner = planner(profiles)
     flow = _flow(the_planner.plan(HELLO))
-    result, made = _drive(flow, the_planner, {"primary": [_busy()], "backup": [_ok("hi", 1, 1, 0)]})
+    result, made = _drive(
+        flow, the_planner, {"primary": [_busy()], "backup": [_ok("hi", 1, 1, 0)]}
+    )
     assert made == ["primary:initial", "keyed:prepare", "backup:prepare", "backup:initial"]
     assert [(f.profile, f.code, f.reason) for f in result.fallbacks] == [
         ("primary", "llm_generate", "overloaded"),
@@ -271,10 +273,7 @@ def test_a_failed_repair_leaves_the_output_invalid_and_moves_on_on_invalid_outpu
     result, _ = _drive(
         flow,
         the_planner,
-        {
-            "picky": [_ok("{}", 1, 1, 0), _busy("overloaded", 2)],
-            "backup": [_ok('{"name": "x"}', 1, 1, 0)],
-        },
+        {"picky": [_ok("{}", 1, 1, 0), _busy("overloaded", 2)], "backup": [_ok('{"name": "x"}', 1, 1, 0)]},
     )
     assert [a.profile for a in result.attempts] == ["picky", "backup"]
     assert result.attempts[0].usage.llm_calls == 3  # its own request, and the repair's two
@@ -396,9 +395,7 @@ def test_a_cooling_first_profile_is_tried_after_all_when_nothing_after_it_can_be
 def test_a_profile_without_a_chain_is_never_skipped() -> None:
     cooldowns = LocalCooldowns(clock=Clock())
     cooldowns.cool("lonely", 60)
-    flow = _flow(
-        planner().plan(RunRequest(prompt_id="hello", profile="lonely")), cooldowns=cooldowns
-    )
+    flow = _flow(planner().plan(RunRequest(prompt_id="hello", profile="lonely")), cooldowns=cooldowns)
     assert isinstance(flow.next_step(), Generate)
 
 
