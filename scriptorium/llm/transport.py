@@ -101,13 +101,9 @@ def _h11() -> Any:
     return h11
 
 
-def _request_events(h11: Any, request: Any, body: bytes) -> list[Any]:
+def _head(h11: Any, request: Any) -> Any:
     headers = [(name, value) for name, value in request.headers.raw]
-    events = [h11.Request(method=request.method, target=_target(request), headers=headers)]
-    if body:
-        events.append(h11.Data(data=body))
-    events.append(h11.EndOfMessage())
-    return events
+    return h11.Request(method=request.method, target=_target(request), headers=headers)
 
 
 _classes: dict[int, tuple[type[Any], type[Any]]] = {}
@@ -292,7 +288,6 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
 
         def handle_request(self, request: Any) -> Any:
             connect_s, read_s, write_s, pool_s = _timeouts(request)
-            body = b"".join(request.stream)
             if not self._slots.acquire(timeout=pool_s if pool_s is not None else -1):
                 raise http.PoolTimeout("no connection free in time", request=request)
             conn: _Connection | None = None
@@ -304,10 +299,9 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                         conn = self._connect(origin, connect_s)
                     except Exception as err:
                         raise _failure(err, request, "connect") from err
-                data = b"".join(conn.state.send(e) for e in _request_events(h11, request, body))
                 try:
                     conn.sock.settimeout(write_s)
-                    conn.sock.sendall(data)
+                    self._write(conn, request)
                 except Exception as err:
                     raise _failure(err, request, "write") from err
                 conn.sock.settimeout(read_s)
@@ -327,6 +321,20 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                 stream=_Body(self, conn, request),
                 extensions={"http_version": b"HTTP/1.1", "reason_phrase": event.reason},
             )
+
+        @staticmethod
+        def _write(conn: _Connection, request: Any) -> None:
+            """The head and the body, as the body's stream gives it: a body in one piece goes
+            out with the head in one write; a streamed one (the media splicer's base64 chunks)
+            chunk by chunk, never joined."""
+            state, sock = conn.state, conn.sock
+            pending = state.send(_head(h11, request))
+            for chunk in request.stream:
+                if chunk:
+                    if pending:
+                        sock.sendall(pending)
+                    pending = state.send(h11.Data(data=chunk))
+            sock.sendall(pending + state.send(h11.EndOfMessage()))
 
         def _next(self, conn: _Connection, request: Any) -> Any:
             state = conn.state
@@ -615,7 +623,6 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
 
         async def handle_async_request(self, request: Any) -> Any:
             connect_s, read_s, write_s, pool_s = _timeouts(request)
-            body = b"".join([part async for part in request.stream])
             if self._slots is None:
                 self._slots = asyncio.Semaphore(self._max_connections)
             try:
@@ -632,9 +639,8 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                         conn = await self._connect(origin, connect_s)
                     except Exception as err:
                         raise _failure(err, request, "connect") from err
-                data = b"".join(conn.state.send(e) for e in _request_events(h11, request, body))
                 try:
-                    await conn.wire.write(data, write_s)
+                    await self._write(conn, request, write_s)
                 except Exception as err:
                     raise _failure(err, request, "write") from err
                 event = await self._next(conn, request, read_s)
@@ -653,6 +659,19 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                 stream=_AsyncBody(self, conn, request, read_s),
                 extensions={"http_version": b"HTTP/1.1", "reason_phrase": event.reason},
             )
+
+        @staticmethod
+        async def _write(conn: _AsyncConnection, request: Any, write_s: float | None) -> None:
+            """As the sync transport writes: one write for a body in one piece, else chunk by
+            chunk (each waiting while the socket's buffer is full)."""
+            state, wire = conn.state, conn.wire
+            pending = state.send(_head(h11, request))
+            async for chunk in request.stream:
+                if chunk:
+                    if pending:
+                        await wire.write(pending, write_s)
+                    pending = state.send(h11.Data(data=chunk))
+            await wire.write(pending + state.send(h11.EndOfMessage()), write_s)
 
         async def _next(self, conn: _AsyncConnection, request: Any, read_s: float | None) -> Any:
             state = conn.state

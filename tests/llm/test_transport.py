@@ -298,3 +298,38 @@ def test_no_pooled_client_when_the_environment_names_a_proxy(
     monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.delenv("https_proxy", raising=False)
     assert pooled_http_client(anthropic, False) is not None
+
+
+def test_a_streamed_request_body_is_sent_chunk_by_chunk_and_arrives_whole() -> None:
+    """The media splicer hands the transport a body in chunks; they go out as they come (not
+    joined first) and the server reads exactly the body, sync and async."""
+    http = http_module(anthropic)
+    parts = [b'{"model": "claude-test", ', b'"max_tokens": 16, ', b'"messages": []}']
+    length = str(sum(len(p) for p in parts))
+
+    class Chunks(http.SyncByteStream, http.AsyncByteStream):  # type: ignore[misc,name-defined]  # the SDK library, known at run time
+        def __iter__(self) -> Any:
+            yield from parts
+
+        async def __aiter__(self) -> Any:
+            for part in parts:
+                yield part
+
+    with FakeAnthropicServer() as server:
+        sync_class, async_class = transport_classes(http)
+        url = server.base_url + "/v1/messages"
+        headers = {"content-length": length, "content-type": "application/json"}
+        with http.Client(transport=sync_class()) as client:
+            request = client.build_request("POST", url, headers=headers)
+            request.stream = Chunks()
+            assert client.send(request).status_code == 200
+        assert server.requests[-1].raw == b"".join(parts)
+
+        async def main() -> None:
+            async with http.AsyncClient(transport=async_class()) as aclient:
+                arequest = aclient.build_request("POST", url, headers=headers)
+                arequest.stream = Chunks()
+                assert (await aclient.send(arequest)).status_code == 200
+
+        asyncio.run(main())
+        assert server.requests[-1].raw == b"".join(parts)
