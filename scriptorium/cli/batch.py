@@ -83,14 +83,17 @@ class _Batch:
 
     def finish(
         self, item: Item, outcome: RunResult | ScriptoriumError, request_hash: str
-    ) -> Record:
-        """The record of a line that ran, journaled."""
+    ) -> tuple[Record, str]:
+        """The record of a line that ran and its JSON line (encoded once: the journal and the
+        output write the same text), journaled."""
         if isinstance(outcome, ScriptoriumError):
-            return error_record(item, outcome, request_hash)
+            record = error_record(item, outcome, request_hash)
+            return record, _json_line(record)
         record = result_record(item, outcome, request_hash)
+        line = _json_line(record)
         # One write of one whole line: a crash can tear only this line, never glue the next.
-        self.journal.append(_json_line(record))
-        return record
+        self.journal.append(line)
+        return record, line
 
 
 def run_lines(
@@ -113,22 +116,23 @@ def run_lines(
     calls in flight finish; they are journaled for the next attempt."""
     batch = _Batch(work, done, journal)
 
-    def emit(record: Record) -> None:
+    def emit(written: tuple[Record, str]) -> None:
+        record, line = written
         on_done(record)
-        sink.write(_json_line(record) + "\n")
+        sink.write(line + "\n")
 
-    window: ReorderWindow[Record] = ReorderWindow(window_size(concurrency), emit)
+    window: ReorderWindow[tuple[Record, str]] = ReorderWindow(window_size(concurrency), emit)
     running: dict[int, Item] = {}  # the lines in flight (at most a window of them)
 
-    def start(index: int, item: Item) -> Row | Record:
+    def start(index: int, item: Item) -> Row | tuple[Record, str]:
         started = batch.start(item)
         if isinstance(started, dict):
-            return started
+            return started, _json_line(started)
         assert item.request is not None
         running[index] = item
         return Row(index, item.request, started.prepared, started)
 
-    def finish(row: Row, outcome: RunResult | ScriptoriumError) -> Record:
+    def finish(row: Row, outcome: RunResult | ScriptoriumError) -> tuple[Record, str]:
         return batch.finish(running.pop(row.index), outcome, row.prepared.request_hash)
 
     count = feed(
