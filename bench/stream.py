@@ -262,6 +262,12 @@ def report(
             _paired(ours.ttft_us, floor.ttft_us, lambda a, b: a - b).show("{:.0f}"),
         ]
     )
+    ttft_rows.append(
+        [
+            "ratio (scriptorium / bare), target <= 1.02",
+            _paired(ours.ttft_us, floor.ttft_us, lambda a, b: a / b).show("{:.3f}"),
+        ]
+    )
     lines.append(format_table(["row", "µs from call to first text"], ttft_rows))
     lines += ["", "## 2. Client CPU per streamed run", ""]
     cpu_rows = [[m.name, summarize(m.cpu_us).show("{:.0f}")] for m in measured]

@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from scriptorium.errors import (
     InvalidRequestError,
@@ -36,6 +44,7 @@ if TYPE_CHECKING:
     from scriptorium.profile.repository import Repository as ProfileRepository
     from scriptorium.promptdef.repository import Repository as PromptRepository
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+    from scriptorium.usecase.plan import Plan
     from scriptorium.usecase.runner import Clock, NewId
     from scriptorium.usecase.stream import AsyncRunStream, RunStream
 
@@ -166,17 +175,40 @@ class Engine:
 
     # -- batches -------------------------------------------------------------------------------
 
+    @overload
+    def run_many(  # type: ignore[overload-overlap]  # iterators match first
+        self,
+        requests: Iterator[RunRequest],
+        *,
+        concurrency: int = 8,
+        executor: BatchExecutor | None = None,
+    ) -> Iterator[RunResult | ScriptoriumError]: ...
+
+    @overload
     def run_many(
         self,
         requests: Iterable[RunRequest],
         *,
         concurrency: int = 8,
         executor: BatchExecutor | None = None,
-    ) -> list[RunResult | ScriptoriumError]:
+    ) -> list[RunResult | ScriptoriumError]: ...
+
+    def run_many(
+        self,
+        requests: Iterable[RunRequest],
+        *,
+        concurrency: int = 8,
+        executor: BatchExecutor | None = None,
+    ) -> list[RunResult | ScriptoriumError] | Iterator[RunResult | ScriptoriumError]:
         """Run every request with at most ``concurrency`` in flight. Results come back in input
         order; a failed item is its error in that slot and never sinks the batch. ``executor``
         runs the rows (default: a thread pool here; ``scriptorium.batch.ray.RayExecutor()``
-        for a Ray cluster); either way the profiles' ``limits`` hold across every worker."""
+        for a Ray cluster); either way the profiles' ``limits`` hold across every worker.
+
+        Given a list (or any iterable that is not an iterator), the list of results. Given an
+        iterator (a generator), an iterator of results, each given as soon as it and those
+        before it are done, reading the requests only as fast as results are taken: memory
+        stays bounded by ``concurrency``, not by the number of requests."""
         # Imported here: `from scriptorium import Engine` stays quick for code that never batches.
         from scriptorium.batch.executor import run_many
         from scriptorium.batch.local import LocalExecutor
@@ -194,13 +226,35 @@ class Engine:
         same engine from (refused for an engine with a custom client or an ``env`` mapping)."""
         return _EngineRows(self, travels=self._router() is not None)
 
+    @overload
+    async def arun_many(  # type: ignore[overload-overlap]  # iterators match first
+        self,
+        requests: Iterator[RunRequest] | AsyncIterator[RunRequest],
+        *,
+        concurrency: int = 8,
+    ) -> AsyncIterator[RunResult | ScriptoriumError]: ...
+
+    @overload
     async def arun_many(
         self, requests: Iterable[RunRequest], *, concurrency: int = 8
-    ) -> list[RunResult | ScriptoriumError]:
-        """The async twin of :meth:`run_many`."""
-        items = list(requests)
+    ) -> list[RunResult | ScriptoriumError]: ...
+
+    async def arun_many(
+        self,
+        requests: Iterable[RunRequest] | AsyncIterator[RunRequest],
+        *,
+        concurrency: int = 8,
+    ) -> list[RunResult | ScriptoriumError] | AsyncIterator[RunResult | ScriptoriumError]:
+        """The async twin of :meth:`run_many`: a list of results for a list; for an iterator
+        (sync or async), an async iterator of results in input order (``async for``), holding
+        no more than a window of rows at a time."""
         if concurrency < 1:
             raise InvalidRequestError("concurrency must be at least 1", field="concurrency")
+        from scriptorium.batch.aio import arun_ordered
+
+        if isinstance(requests, Iterator | AsyncIterator):
+            return arun_ordered(self.runner.arun, requests, concurrency=concurrency)
+        items = list(requests)
         import asyncio  # already loaded: this coroutine runs on an event loop
 
         gate = asyncio.Semaphore(concurrency)
@@ -494,8 +548,14 @@ class _EngineRows:
     def prepare(self, request: RunRequest, /) -> PreparedRun:
         return self._engine.prepare(request)
 
+    def plan(self, request: RunRequest, /) -> Plan:
+        return self._engine.runner.plan(request)
+
     def run(self, request: RunRequest, /) -> RunResult:
         return self._engine.run(request)
+
+    def run_plan(self, request: RunRequest, plan: Plan, /) -> RunResult:
+        return self._engine.runner.run_plan(request, plan)
 
     def limits(self, profile: str, /) -> RateLimits | None:
         return self._engine.profiles.get(profile).limits

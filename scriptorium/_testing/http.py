@@ -191,6 +191,19 @@ class ScriptedHTTPServer:
         self._thread.start()
         return self
 
+    def close_connections(self) -> int:
+        """Close every connection open now, keep serving (what a server does to keep-alive
+        connections idle past its timeout); how many it closed. Call it while no request is in
+        flight: one being answered is cut off too."""
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already gone
+        return len(connections)
+
     def stop(self) -> None:
         """Stop serving and drop every open connection."""
         httpd, self._httpd = self._httpd, None

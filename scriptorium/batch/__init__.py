@@ -5,12 +5,31 @@ executor (extra ``ray``), which share the rate budgets of :mod:`scriptorium.limi
 imports Ray until the Ray executor runs.
 
 ``Engine.submit_batch`` and ``Engine.resume_batch`` are the entry points; :class:`BatchJob` is what
-they return. Nothing here imports an SDK until a job talks to a provider.
+they return. Nothing here imports an SDK until a job talks to a provider, and importing a submodule
+loads none of the others.
 """
 
 from __future__ import annotations
 
-from scriptorium.batch.job import BatchJob, BatchStatus
-from scriptorium.llm.batches import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
+from typing import TYPE_CHECKING
+
+from scriptorium._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from scriptorium.batch.job import BatchJob, BatchStatus
+    from scriptorium.llm.batches import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
 
 __all__ = ["ANTHROPIC_LIMITS", "OPENAI_LIMITS", "BatchJob", "BatchLimits", "BatchStatus"]
+
+# Loaded on first use: a local batch (``scriptorium.batch.pipeline``, ``.local``) never needs the
+# provider-batch job or the batch APIs' port.
+__getattr__ = lazy_getattr(
+    "scriptorium",
+    {
+        "BatchJob": "batch.job",
+        "BatchStatus": "batch.job",
+        "ANTHROPIC_LIMITS": "llm.batches",
+        "OPENAI_LIMITS": "llm.batches",
+        "BatchLimits": "llm.batches",
+    },
+)

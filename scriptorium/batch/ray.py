@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scriptorium._version import install_hint
 from scriptorium.batch.local import run_row
-from scriptorium.batch.work import Deliver, Recipe, Row, RowWork, profile_limits
+from scriptorium.batch.work import Deliver, ProfileLimits, Recipe, Row, RowWork
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError
 from scriptorium.limits.budget import DEFAULT_WINDOW_S
 from scriptorium.limits.limiter import Stopped
@@ -41,6 +41,7 @@ from scriptorium.limits.ray import ActorLimiter, start_limiter
 from scriptorium.limits.ray import LimiterActor as LimiterActor
 
 if TYPE_CHECKING:
+    from scriptorium.profile.model import RateLimits
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 
 __all__ = ["LimiterActor", "RayExecutor", "RowRunner", "run_on_worker", "start_local_cluster"]
@@ -219,15 +220,21 @@ class RayExecutor:
         return pool
 
     def execute(
-        self, work: RowWork, rows: Sequence[Row], deliver: Deliver, *, concurrency: int
+        self, work: RowWork, rows: Iterable[Row], deliver: Deliver, *, concurrency: int
     ) -> None:
         """Run every row; see :class:`~scriptorium.batch.work.BatchExecutor`. The workers build
-        the work from ``work.recipe()`` (``InvalidRequestError`` when it cannot travel)."""
+        the work from ``work.recipe()`` (``InvalidRequestError`` when it cannot travel). A row
+        goes to a worker without its plan (the plan holds the key, which never travels): the
+        worker prepares it again from its request."""
         recipe = work.recipe()
         ray = self._ray()
-        limits = profile_limits(work, rows)
-        actor = start_limiter(ray, limits, self.window_s, self.margin_s)
-        limited = frozenset(limits)
+        actor = start_limiter(ray, {}, self.window_s, self.margin_s)
+
+        def allow(profile: str, limits: RateLimits) -> None:
+            # Answered before the profile's first row is sent, so no worker asks too early.
+            ray.get(actor.allow.remote(profile, limits.given()))
+
+        limits = ProfileLimits(work, allow)
         pool = self._pool(ray, concurrency)
         recipe_ref = ray.put(recipe)
         load = [0] * len(pool)
@@ -241,6 +248,12 @@ class RayExecutor:
                     if row is None:
                         exhausted = True
                         break
+                    limits.first_seen(row)
+                    limited = (
+                        frozenset({row.prepared.profile})
+                        if limits.limited(row.prepared.profile)
+                        else frozenset()
+                    )
                     slot = load.index(min(load))  # the least busy worker
                     ref = pool[slot].run.remote(
                         recipe_ref, row.request, row.prepared, actor, limited

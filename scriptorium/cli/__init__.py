@@ -25,22 +25,27 @@ __all__ = ["main"]
 Command = Callable[[argparse.Namespace, Reporter], int]
 
 
-def _command(name: str) -> Command:
-    # Imported per command, so `scriptorium --help` stays quick.
-    from scriptorium.cli import batch, commands, serve
-    from scriptorium.cli import test as tests
+#: Each command's module and function: a command imports its own module only, so ``run`` never
+#: loads the batch or serve code (nor what they import).
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("scriptorium.cli.commands", "cmd_run"),
+    "prepare": ("scriptorium.cli.commands", "cmd_prepare"),
+    "batch": ("scriptorium.cli.batch", "cmd_batch"),
+    "list": ("scriptorium.cli.commands", "cmd_list"),
+    "check": ("scriptorium.cli.commands", "cmd_check"),
+    "verify": ("scriptorium.cli.commands", "cmd_verify"),
+    "serve": ("scriptorium.cli.serve", "cmd_serve"),
+    "test": ("scriptorium.cli.test", "cmd_test"),
+}
 
-    table: dict[str, Command] = {
-        "run": commands.cmd_run,
-        "prepare": commands.cmd_prepare,
-        "batch": batch.cmd_batch,
-        "list": commands.cmd_list,
-        "check": commands.cmd_check,
-        "verify": commands.cmd_verify,
-        "serve": serve.cmd_serve,
-        "test": tests.cmd_test,
-    }
-    return table[name]
+
+def _command(name: str) -> Command:
+    # Imported per command, so `scriptorium --help` stays quick and a command loads only itself.
+    import importlib
+
+    module, function = _COMMANDS[name]
+    command: Command = getattr(importlib.import_module(module), function)
+    return command
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,9 @@ run again; its earlier result is copied. Every record carries ``hash_version`` (
 refused with a clear error instead of being silently run again. While the batch runs, finished results are also appended
 to ``<out>.partial``, a journal that survives a crash or Ctrl-C and is read on the next start, so
 no paid-for result is lost; ``--out`` itself is only replaced, whole and in order, at the end.
+
+Lines are read, prepared (once each), run and written as a bounded pipeline
+(:mod:`scriptorium.batch.pipeline`): memory follows ``--concurrency``, not the number of lines.
 """
 
 from __future__ import annotations
@@ -18,15 +21,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from scriptorium._journal import Journal
 from scriptorium.batch.executor import BatchExecutor, Row, executor_named
 from scriptorium.batch.lock import OutputLock
+from scriptorium.batch.pipeline import ReorderWindow, feed, window_size
+from scriptorium.batch.work import RowWork
 from scriptorium.cli.batch_records import (
     Item,
     Record,
@@ -34,108 +38,113 @@ from scriptorium.cli.batch_records import (
     check_out,
     error_record,
     read_done,
-    read_items,
     report,
     result_record,
+    stream_items,
 )
 from scriptorium.cli.commands import make_engine
 from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter, duration, usd
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
-    from scriptorium.engine import Engine
-    from scriptorium.usecase.model import PreparedRun, RunResult
+    from scriptorium.usecase.model import RunResult
+    from scriptorium.usecase.plan import Plan
 
 # read_done, report and result_record moved to scriptorium.cli.batch_records; still importable here.
-__all__ = ["cmd_batch", "read_done", "report", "result_record"]
+__all__ = ["cmd_batch", "read_done", "report", "result_record", "run_lines"]
 
 
 class _Batch:
     """Turns lines into records: the driver's side of a batch, whichever executor runs the calls.
     Results are journaled as they finish."""
 
-    def __init__(self, engine: Engine, done: dict[str, Record], journal: Journal) -> None:
-        self.engine = engine
+    def __init__(self, work: RowWork, done: dict[str, Record], journal: Journal) -> None:
+        self.work = work
         self.done = done
         self.journal = journal
         self.resumed = 0
 
-    def start(self, item: Item) -> Record | PreparedRun:
+    def start(self, item: Item) -> Record | Plan:
         """The record of a line that needs no call (a bad line, a failed prepare, a result
-        already obtained), else the prepared run to send."""
+        already obtained), else the plan to run (prepared here, once: its hash is the key)."""
         if item.request is None:
             assert item.error is not None
             return error_record(item, item.error, None)
         try:
-            prepared = self.engine.prepare(item.request)
+            plan = self.work.plan(item.request)
         except ScriptoriumError as err:
             return error_record(item, err, None)
-        earlier = self.done.get(prepared.request_hash)
+        earlier = self.done.get(plan.prepared.request_hash)
         if earlier is not None:
             self.resumed += 1
             return {**earlier, "line": item.line, "id": item.id}
-        return prepared
+        return plan
 
     def finish(
         self, item: Item, outcome: RunResult | ScriptoriumError, request_hash: str
-    ) -> Record:
-        """The record of a line that ran, journaled."""
+    ) -> tuple[Record, str]:
+        """The record of a line that ran and its JSON line (encoded once: the journal and the
+        output write the same text), journaled."""
         if isinstance(outcome, ScriptoriumError):
-            return error_record(item, outcome, request_hash)
+            record = error_record(item, outcome, request_hash)
+            return record, _json_line(record)
         record = result_record(item, outcome, request_hash)
+        line = _json_line(record)
         # One write of one whole line: a crash can tear only this line, never glue the next.
-        self.journal.append(_json_line(record))
-        return record
+        self.journal.append(line)
+        return record, line
 
 
-class _InOrder:
-    """Writes records to ``sink`` in input order as soon as each prefix is complete (records
-    arrive from executor threads in any order)."""
-
-    def __init__(self, sink: IO[str], on_done: Callable[[Record], None]) -> None:
-        self.sink = sink
-        self.on_done = on_done
-        self.lock = threading.Lock()
-        self.pending: dict[int, Record] = {}
-        self.next_index = 0
-
-    def add(self, index: int, record: Record) -> None:
-        with self.lock:
-            self.on_done(record)
-            self.pending[index] = record
-            while self.next_index in self.pending:
-                record = self.pending.pop(self.next_index)
-                self.sink.write(_json_line(record) + "\n")
-                self.next_index += 1
-
-
-def _execute(
-    batch: _Batch,
-    items: list[Item],
+def run_lines(
+    work: RowWork,
+    items: Iterable[Item],
+    *,
+    done: dict[str, Record],
+    journal: Journal,
     executor: BatchExecutor,
     concurrency: int,
     sink: IO[str],
     on_done: Callable[[Record], None],
-) -> None:
-    """Run every item on ``executor``, writing records to ``sink`` in input order. On Ctrl-C the
-    executor lets the calls in flight finish; they are journaled for the next attempt."""
-    writer = _InOrder(sink, on_done)
-    rows: list[Row] = []
-    for index, item in enumerate(items):
+) -> tuple[int, int]:
+    """Run every item through ``work`` on ``executor``, writing records to ``sink`` in input
+    order as each prefix is complete, through the bounded window of
+    :mod:`scriptorium.batch.pipeline` (a slow line holds the window; once it is full, no more
+    lines are read until it finishes). A line whose request hash has a result in ``done`` is
+    copied from it; every result is also appended to ``journal`` as it arrives. Returns the
+    number of items and how many of them came from ``done``. On Ctrl-C the executor lets the
+    calls in flight finish; they are journaled for the next attempt."""
+    batch = _Batch(work, done, journal)
+
+    def emit(written: tuple[Record, str]) -> None:
+        record, line = written
+        on_done(record)
+        sink.write(line + "\n")
+
+    window: ReorderWindow[tuple[Record, str]] = ReorderWindow(window_size(concurrency), emit)
+    running: dict[int, Item] = {}  # the lines in flight (at most a window of them)
+
+    def start(index: int, item: Item) -> Row | tuple[Record, str]:
         started = batch.start(item)
         if isinstance(started, dict):
-            writer.add(index, started)
-        else:
-            assert item.request is not None
-            rows.append(Row(index, item.request, started))
+            return started, _json_line(started)
+        assert item.request is not None
+        running[index] = item
+        return Row(index, item.request, started.prepared, started)
 
-    def deliver(row: Row, outcome: RunResult | ScriptoriumError) -> None:
-        record = batch.finish(items[row.index], outcome, row.prepared.request_hash)
-        writer.add(row.index, record)
+    def finish(row: Row, outcome: RunResult | ScriptoriumError) -> tuple[Record, str]:
+        return batch.finish(running.pop(row.index), outcome, row.prepared.request_hash)
 
-    if rows:
-        executor.execute(batch.engine.row_work(), rows, deliver, concurrency=concurrency)
-    assert writer.next_index == len(items), "the executor left rows undelivered"
+    count = feed(
+        work,
+        items,
+        start=start,
+        finish=finish,
+        window=window,
+        executor=executor,
+        concurrency=concurrency,
+    )
+    assert window.released == count, "the executor left rows undelivered"
+    return count, batch.resumed
 
 
 def _json_line(record: Record) -> str:
@@ -177,13 +186,13 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     # A missing or broken prompt fails the batch, not each line.
     definition = engine.prompts.get(args.prompt)
     resumable = check_out(args, args.prompt)
-    items = read_items(args, definition)
+    lines, items = stream_items(args, definition)
     out = Path(args.out_file)
     journal_path = out.with_name(out.name + ".partial")
     temp_path = out.with_name(out.name + ".tmp")
     done = read_done(out, journal_path) if resumable else read_done(journal_path)
     totals = Totals()
-    progress = Progress(reporter.err, len(items)) if reporter.err.isatty() else None
+    progress = Progress(reporter.err, lines) if reporter.err.isatty() else None
 
     def on_done(record: Record) -> None:
         totals.add(record)
@@ -193,16 +202,24 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
         journal = Journal(journal_path)
         sink = temp_path.open("w", encoding="utf-8")
-    batch = _Batch(engine, done, journal)
     try:
         with journal, sink:
-            _execute(batch, items, executor, args.concurrency, sink, on_done)
+            lines, resumed = run_lines(
+                engine.row_work(),
+                items,
+                done=done,
+                journal=journal,
+                executor=executor,
+                concurrency=args.concurrency,
+                sink=sink,
+                on_done=on_done,
+            )
     except KeyboardInterrupt:
         if progress is not None:
             progress.end()
         reporter.error(
             "interrupted",
-            f"stopped by the user; {totals.done} of {len(items)} rows finished and are kept "
+            f"stopped by the user; {totals.done} of {lines} rows finished and are kept "
             f"(in {journal_path}); run the same command again to resume: only the rest are sent",
         )
         return EXIT_INTERRUPTED
@@ -211,7 +228,7 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     journal_path.unlink(missing_ok=True)
     if progress is not None:
         progress.end()
-    return report(reporter, len(items), totals, batch.resumed, out)
+    return report(reporter, lines, totals, resumed, out)
 
 
 class Progress:

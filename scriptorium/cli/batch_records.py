@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from scriptorium._files import FileProblem, open_named_file, read_named_file
-from scriptorium._journal import jsonl_file_lines, jsonl_lines, load_json
+from scriptorium._files import FileProblem, open_named_file
+from scriptorium._journal import jsonl_file_lines, load_json
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_base, artifact_ref, build_request, read_inputs
 from scriptorium.cli.inputs import typed_inputs
@@ -33,6 +34,7 @@ __all__ = [
     "read_items",
     "report",
     "result_record",
+    "stream_items",
     "usd",
 ]
 
@@ -141,6 +143,16 @@ def _parse_line(
 def read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[Item]:
     """Every non-blank line of ``--in`` as an item, the command line's inputs and artifacts
     giving each line its defaults (``InvalidRequestError`` when the file cannot be read)."""
+    return list(stream_items(args, definition)[1])
+
+
+def stream_items(
+    args: argparse.Namespace, definition: PromptDefinition
+) -> tuple[int, Iterator[Item]]:
+    """How many items ``--in`` holds, and the items, read one line at a time as they are taken
+    (what :func:`read_items` lists). The file is checked whole first, in one pass that holds a
+    line at a time: bytes that are not UTF-8 anywhere fail the batch before any line runs
+    (``InvalidRequestError``), as they always did."""
     base = artifact_base(args)
     # Options give every line its defaults; a line's own inputs and artifacts win over them.
     shared = _Shared(
@@ -153,17 +165,42 @@ def read_items(args: argparse.Namespace, definition: PromptDefinition) -> list[I
     per_line = argparse.Namespace(
         **{**vars(args), "inputs_file": None, "input_pairs": [], "artifact_pairs": []}
     )
+    count = 0
+    reading = translate(InvalidRequestError, f"--in: cannot read {args.in_file}", field="in")
+    with _open_in(args) as handle, reading:
+        for _, raw in jsonl_file_lines(handle):
+            if raw.decode("utf-8").strip():
+                count += 1
+
+    def items() -> Iterator[Item]:
+        with _open_in(args) as handle:
+            for number, raw in jsonl_file_lines(handle):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:  # the file changed since it was checked
+                    yield Item(
+                        number, None, error=InvalidRequestError(f"line {number} is not UTF-8")
+                    )
+                    continue
+                if line.strip():
+                    yield _parse_line(per_line, number, line, base, shared, definition)
+
+    return count, items()
+
+
+def _open_in(args: argparse.Namespace) -> IO[bytes]:
+    """``--in``, opened for reading line by line (at most :data:`MAX_IN_BYTES`)."""
     try:
-        data = read_named_file(args.in_file, max_bytes=MAX_IN_BYTES, label=args.in_file)
+        handle = open_named_file(args.in_file, label=args.in_file)
     except FileProblem as err:
         raise InvalidRequestError(f"--in: {err}", field="in") from err
-    with translate(InvalidRequestError, f"--in: cannot read {args.in_file}", field="in"):
-        text = data.decode("utf-8")
-    return [
-        _parse_line(per_line, number, line, base, shared, definition)
-        for number, line in jsonl_lines(text)
-        if line.strip()
-    ]
+    size = os.fstat(handle.fileno()).st_size
+    if size > MAX_IN_BYTES:
+        handle.close()
+        raise InvalidRequestError(
+            f"--in: {args.in_file} is larger than {MAX_IN_BYTES} bytes ({size}+)", field="in"
+        )
+    return handle
 
 
 def check_out(args: argparse.Namespace, prompt_id: str) -> bool:

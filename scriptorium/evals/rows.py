@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from scriptorium.batch.work import Recipe, RowWork
     from scriptorium.profile.model import RateLimits
     from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+    from scriptorium.usecase.plan import Plan
 
 __all__ = ["WatchedRows"]
 
@@ -34,9 +35,18 @@ class WatchedRows:
     def prepare(self, request: RunRequest, /) -> PreparedRun:
         return self._inner.prepare(request)
 
+    def plan(self, request: RunRequest, /) -> Plan:
+        return self._inner.plan(request)
+
     def run(self, request: RunRequest, /) -> RunResult:
+        return self._watched(request, lambda: self._inner.run(request))
+
+    def run_plan(self, request: RunRequest, plan: Plan, /) -> RunResult:
+        return self._watched(request, lambda: self._inner.run_plan(request, plan))
+
+    def _watched(self, request: RunRequest, run: Callable[[], RunResult]) -> RunResult:
         try:
-            result = self._inner.run(request)
+            result = run()
         except ScriptoriumError as err:
             self._tell(request, err)
             raise

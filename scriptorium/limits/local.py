@@ -33,6 +33,8 @@ class LocalLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self._window_s = window_s
+        self._margin_s = margin_s
         self._budgets = {
             name: RateBudget(given, window_s=window_s, margin_s=margin_s)
             for name, given in limits.items()
@@ -42,6 +44,15 @@ class LocalLimiter:
         self._clock = clock
         self._sleep = sleep
         self._stopped = threading.Event()
+
+    def allow(self, profile: str, limits: RateLimits) -> None:
+        """Hold ``profile`` to ``limits`` from now on (a profile first seen while the job runs;
+        one that has a budget already keeps it)."""
+        with self._lock:
+            if profile not in self._budgets:
+                self._budgets[profile] = RateBudget(
+                    limits, window_s=self._window_s, margin_s=self._margin_s
+                )
 
     def close(self) -> None:
         """Stop granting: every waiting and later :meth:`acquire` raises :class:`Stopped`."""

@@ -33,12 +33,24 @@ class LimiterActor:
     ) -> None:
         from scriptorium.profile.model import RateLimits
 
+        self._window_s = window_s
+        self._margin_s = margin_s
         self._budgets = {
             name: RateBudget(RateLimits(**given), window_s=window_s, margin_s=margin_s)
             for name, given in limits.items()
         }
         self._cooldowns = CooldownTable()
         self._closed = False
+
+    def allow(self, profile: str, given: dict[str, int]) -> None:
+        """Hold ``profile`` to the limits ``given`` (``RateLimits.given()``) from now on: a
+        profile the driver first saw while the job ran (one with a budget keeps it)."""
+        from scriptorium.profile.model import RateLimits
+
+        if profile not in self._budgets:
+            self._budgets[profile] = RateBudget(
+                RateLimits(**given), window_s=self._window_s, margin_s=self._margin_s
+            )
 
     def acquire(self, profile: str, need: Estimate, delay_s: float) -> tuple[float, int]:
         """``(0, ticket)`` granted; ``(wait, -1)`` ask again after ``wait``; ``(-1, -1)`` the

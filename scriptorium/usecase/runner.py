@@ -112,6 +112,17 @@ class Runner:
         """Prepare, generate, validate and (when allowed) repair."""
         return self._run(request, None)
 
+    def plan(self, request: RunRequest) -> Plan:
+        """The whole plan of ``request`` (its ``prepared`` is what :meth:`prepare` returns), for a
+        driver that needs the prepared run before the call and then runs that same plan with
+        :meth:`run_plan` (a batch row: its hash decides whether it runs at all)."""
+        return self._planner.plan(request)
+
+    def run_plan(self, request: RunRequest, plan: Plan) -> RunResult:
+        """:meth:`run` of ``request`` from ``plan``, its plan made by :meth:`plan`, instead of
+        preparing it again."""
+        return self._run(request, None, plan)
+
     def run_answered(self, request: RunRequest, answer: Answer) -> RunResult:
         """A run whose first generation is ``answer(llm_request)`` instead of a client call (a
         provider batch's result for this very request). Everything else is the run's own:
@@ -168,11 +179,13 @@ class Runner:
             reason=None if counted is None else counted.reason,
         )
 
-    def _run(self, request: RunRequest, answer: Answer | None) -> RunResult:
-        """The sync driver, for :meth:`run` and :meth:`run_answered`."""
+    def _run(
+        self, request: RunRequest, answer: Answer | None, planned: Plan | None = None
+    ) -> RunResult:
+        """The sync driver, for :meth:`run`, :meth:`run_plan` and :meth:`run_answered`."""
         started, run_id = self._clock(), self._new_id()
         with watch_for(self._observer, run_id, request) as watch:
-            plan = watch.prepared(self._planner.plan(request))
+            plan = watch.prepared(self._planner.plan(request) if planned is None else planned)
             flow = self._flow(plan, run_id, started, answer)
             while (step := flow.next_step()) is not None:
                 flow.send(watch.call(step, calls.call, self._callees))

@@ -18,14 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator as JsonSchemaValidator
-from jsonschema.validators import validator_for
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import UnknownDialect, specification_with
+from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import ValidationError, translate
 from scriptorium.hashing import hash_json
@@ -39,8 +32,15 @@ from scriptorium.validate.model import (
 )
 from scriptorium.validate.parse import DEFAULT_MAX_CHARS, ParseOutcome, parse_lenient, parse_strict
 from scriptorium.validate.patterns import UnsafePattern, check, pattern_strings, safe_keywords
-from scriptorium.validate.refs import bundle, uri_of
 from scriptorium.validate.schema_files import SchemaFiles, base_dir, check_json_data
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+    from jsonschema.protocols import Validator as JsonSchemaValidator
+
+# jsonschema and referencing (through validate/refs.py) are imported when the first schema is
+# loaded, not with this module: the engine builds a validator for every run, and a prompt without
+# any schema never needs them (they are most of a cold `scriptorium run`'s imports).
 
 __all__ = ["MAX_ISSUES", "SchemaValidator"]
 
@@ -87,7 +87,7 @@ class SchemaValidator:
         # id(inline document) -> (the document, a snapshot of it, what loading it gave).
         self._inline: dict[int, tuple[Any, Any, LoadedSchema]] = {}
         self._lock = threading.Lock()
-        self._checker = format_checker()
+        self._checker: FormatChecker | None = None  # built with the first schema compiled
 
     # -- loading --------------------------------------------------------------------------------
 
@@ -128,7 +128,9 @@ class SchemaValidator:
             source = None
             document = ref
             check_json_data(document, None)
-            uri = uri_of(f"{directory}/<inline>" if directory else "<inline>")
+            import scriptorium.validate.refs as refs
+
+            uri = refs.uri_of(f"{directory}/<inline>" if directory else "<inline>")
         else:
             raise ValidationError(f"a schema is a path, an object or a boolean, not {ref!r:.60}")
         if not isinstance(document, (dict, bool)):
@@ -168,6 +170,13 @@ class SchemaValidator:
     def _compile(
         self, document: dict[str, Any] | bool, uri: str, source: str | None
     ) -> tuple[JsonSchemaValidator, dict[str, Any]]:
+        import jsonschema
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+        from referencing.jsonschema import UnknownDialect, specification_with
+
+        import scriptorium.validate.refs as refs
+
         dialect = document.get("$schema", _DEFAULT_DIALECT) if isinstance(document, dict) else None
         if dialect is not None and not isinstance(dialect, str):
             raise ValidationError(f"schema {source or '(inline)'}: $schema must be a string")
@@ -186,13 +195,15 @@ class SchemaValidator:
             raise ValidationError(
                 f"schema {source or '(inline)'} is invalid at {where}: {message}", path=source
             ) from err
-        found = bundle(document, uri, specification, self._files.load)
+        found = refs.bundle(document, uri, specification, self._files.load)
         _check_patterns(document, source)
         for referenced in found.referenced.values():
             _check_patterns(referenced, source)
         # A schema referencing other files is validated through a reference to its own URI, so
         # its relative references resolve against where it lives (a bare document has no base).
         root = {"$ref": uri} if found.referenced else document
+        if self._checker is None:
+            self._checker = format_checker()
         validator = _linear_time(cls)(root, registry=found.registry, format_checker=self._checker)
         return validator, found.referenced
 
@@ -307,6 +318,8 @@ class _BrokenValidator:
     ) -> None:
         if err is None or isinstance(err, ValidationError):
             return
+        from referencing.exceptions import Unresolvable  # loaded with the validator that raised
+
         if isinstance(err, Unresolvable):
             raise ValidationError(f"schema reference cannot be resolved: {err}") from err
         if isinstance(err, RecursionError):
@@ -319,6 +332,8 @@ _BROKEN = _BrokenValidator()
 @functools.cache
 def _linear_time(cls: type[JsonSchemaValidator]) -> type[JsonSchemaValidator]:
     """``cls`` with its pattern keywords matching in linear time (validate/patterns.py)."""
+    import jsonschema.validators
+
     keywords = safe_keywords(dict(cls.VALIDATORS))
     return jsonschema.validators.extend(cls, keywords)  # type: ignore[no-untyped-call,no-any-return]
 
@@ -353,8 +368,10 @@ def _base_dir(relative_to: str | None) -> str:
 @functools.lru_cache(maxsize=1024)
 def _file_source(ref: str, directory: str) -> tuple[str, str]:
     """The root-relative path ``ref`` names from ``directory`` (checked lexically), and its URI."""
+    import scriptorium.validate.refs as refs
+
     source = SchemaFiles.relative(ref, directory)
-    return source, uri_of(source)
+    return source, refs.uri_of(source)
 
 
 def _issues(validator: JsonSchemaValidator, value: Any) -> tuple[ValidationIssue, ...]:

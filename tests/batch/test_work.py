@@ -19,6 +19,7 @@ from scriptorium.profile.model import RateLimits
 from scriptorium.testing import FakeClient
 from scriptorium.usecase import Runner
 from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
+from scriptorium.usecase.plan import Plan
 from tests.conftest import RunnerFactory
 
 
@@ -43,10 +44,18 @@ class FakeRows:
     def prepare(self, request: RunRequest, /) -> PreparedRun:
         return self.runner.prepare(request)
 
+    def plan(self, request: RunRequest, /) -> Plan:
+        return self.runner.plan(request)
+
     def run(self, request: RunRequest, /) -> RunResult:
         with self._lock:
             self.ran.append(str(request.inputs["name"]))
         return self.runner.run(request)
+
+    def run_plan(self, request: RunRequest, plan: Plan, /) -> RunResult:
+        with self._lock:
+            self.ran.append(str(request.inputs["name"]))
+        return self.runner.run_plan(request, plan)
 
     def limits(self, profile: str, /) -> RateLimits | None:
         self.asked_limits.append(profile)
@@ -68,7 +77,13 @@ class Counter:
     def prepare(self, request: RunRequest, /) -> PreparedRun:
         raise NotImplementedError
 
+    def plan(self, request: RunRequest, /) -> Plan:
+        raise NotImplementedError
+
     def run(self, request: RunRequest, /) -> RunResult:
+        raise NotImplementedError
+
+    def run_plan(self, request: RunRequest, plan: Plan, /) -> RunResult:
         raise NotImplementedError
 
     def limits(self, profile: str, /) -> RateLimits | None:

@@ -109,3 +109,11 @@ def test_the_offload_benchmark_runs_at_smoke_size() -> None:
     assert "## Small runs" in out
     assert "## Judging a text" in out
     assert "| what the hops cost" in out
+
+
+def test_the_scale_benchmark_runs_at_smoke_size() -> None:
+    """Both contenders finish their 200 rows (exit 0) and the table is printed."""
+    out = smoke("bench.scale", "--smoke")
+    assert "| rows | latency | scriptorium rows/s" in out
+    row = next(line for line in out.splitlines() if line.startswith("| 200 |"))
+    assert row.rstrip().endswith("|  |"), row  # no exit status noted: both succeeded

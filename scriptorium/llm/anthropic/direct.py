@@ -152,6 +152,38 @@ class DirectPost:
             raise self._status_error(response) from None
         return response
 
+    def open(self, body: bytes, timeout_s: float) -> Any:
+        """Send ``body`` (a ``stream: true`` request) and return the response unread, as
+        ``post(..., stream=True)`` hands it over; an error status is read and raised as the
+        SDK's error, as there."""
+        request = self.build(body, timeout_s)
+        try:
+            response = self._http.send(request, stream=True)
+        except Exception as err:
+            raise self._failed(err, request) from err
+        if not response.is_success:
+            try:
+                response.read()
+            finally:
+                response.close()
+            raise self._status_error(response) from None
+        return response
+
+    async def aopen(self, body: bytes, timeout_s: float) -> Any:
+        """The async twin of :meth:`open`."""
+        request = self.build(body, timeout_s)
+        try:
+            response = await self._http.send(request, stream=True)
+        except Exception as err:
+            raise self._failed(err, request) from err
+        if not response.is_success:
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            raise self._status_error(response) from None
+        return response
+
     async def asend(self, body: bytes, timeout_s: float) -> Any:
         """The async twin of :meth:`send` (the client's HTTP client is an async one)."""
         request = self.build(body, timeout_s)

@@ -26,13 +26,16 @@ from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import encode_body, http_module
 from scriptorium.llm.streaming import ErrorEvent
+from scriptorium.llm.transport import pooled_http_client
 
 __all__ = [
     "SDKFactory",
+    "aopen_messages_stream",
     "apost_messages",
     "classify",
     "default_factory",
     "http_response_class",
+    "open_messages_stream",
     "post_messages",
     "sdk",
 ]
@@ -131,13 +134,38 @@ async def apost_messages(client: Any, body: dict[str, Any], timeout_s: float) ->
     return response.content, response.headers
 
 
+def open_messages_stream(client: Any, body: dict[str, Any], timeout_s: float, post: Any) -> Any:
+    """The unread HTTP response of a streamed Messages request: through the direct send for the
+    SDK's own client (the first delta comes sooner), else ``post()`` (the caller's SDK post)."""
+    direct = direct_post(sdk(), client, _messages_url(client))
+    if direct is None:
+        return post()
+    return direct.open(encode_body({**body, "stream": True}), timeout_s)
+
+
+async def aopen_messages_stream(
+    client: Any, body: dict[str, Any], timeout_s: float, post: Any
+) -> Any:
+    """The async twin of :func:`open_messages_stream` (``post`` returns an awaitable)."""
+    direct = direct_post(sdk(), client, _messages_url(client))
+    if direct is None:
+        return await post()
+    return await direct.aopen(encode_body({**body, "stream": True}), timeout_s)
+
+
 def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     """An SDK client for ``base_url`` and ``api_key``, with its own retries off."""
     module = sdk()
     cls = module.AsyncAnthropic if is_async else module.Anthropic
     # max_retries=0: ours is the only retry loop. Key and base URL explicit, so the SDK reads
     # neither from the environment nor from its profile files.
-    client = cls(api_key=api_key, base_url=base_url, max_retries=0)
+    # http_client: the SDK's default client over our pooled transport (llm/transport.py).
+    client = cls(
+        api_key=api_key,
+        base_url=base_url,
+        max_retries=0,
+        http_client=pooled_http_client(module, is_async),
+    )
     # The SDK also merges ANTHROPIC_CUSTOM_HEADERS from the environment into every request (and
     # they would override the auth header); a profile alone decides what is sent.
     if hasattr(client, "_custom_headers"):

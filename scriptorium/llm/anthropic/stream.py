@@ -30,7 +30,7 @@ from scriptorium.llm.anthropic.api import MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, Result, reply_info
 from scriptorium.llm.anthropic.eventstream import EVENT_STREAM_TYPE, BedrockEvents
 from scriptorium.llm.anthropic.platforms import BEDROCK, post, sending, stream_args
-from scriptorium.llm.anthropic.sdk import classify, sdk
+from scriptorium.llm.anthropic.sdk import aopen_messages_stream, classify, open_messages_stream, sdk
 from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.retry.policy import RetryHooks
@@ -280,7 +280,12 @@ class Source:
                 )
             return opened.response
         with call.wire.sending(client, call.sent.body) as body:
-            return self._post(client, body, timeout_s, sdk().Stream).response
+            return open_messages_stream(
+                client,
+                body,
+                timeout_s,
+                lambda: self._post(client, body, timeout_s, sdk().Stream).response,
+            )
 
     async def aopen(self, client: Any, timeout_s: float) -> Any:
         call = self.call
@@ -295,8 +300,12 @@ class Source:
                     **stream_args(sdk().AsyncStream),
                 )
             return opened.response
-        with call.wire.sending(client, call.sent.body) as body:
+
+        async def send() -> Any:
             return (await self._post(client, body, timeout_s, sdk().AsyncStream)).response
+
+        with call.wire.sending(client, call.sent.body) as body:
+            return await aopen_messages_stream(client, body, timeout_s, send)
 
     def fold(self) -> Fold:
         output = self.call.sent.output

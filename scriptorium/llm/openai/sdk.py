@@ -21,6 +21,7 @@ from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import http_module
 from scriptorium.llm.streaming import ErrorEvent
+from scriptorium.llm.transport import pooled_http_client
 
 __all__ = [
     "SDKFactory",
@@ -86,7 +87,9 @@ def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     """An SDK client for ``base_url`` and ``api_key``, retries off, environment ignored."""
     module = sdk()
     cls = module.AsyncOpenAI if is_async else module.OpenAI
-    return scrubbed(cls(api_key=api_key, base_url=base_url, max_retries=0))
+    # http_client: the SDK's default client over our pooled transport (llm/transport.py).
+    http_client = pooled_http_client(module, is_async)
+    return scrubbed(cls(api_key=api_key, base_url=base_url, max_retries=0, http_client=http_client))
 
 
 def _error_chunk(body: Any) -> Failure:

@@ -401,3 +401,62 @@ def test_threads_sharing_a_new_client_all_send_direct(server: FakeAnthropicServe
     assert len(sent) == 12
     assert {r.raw for r in sent} == {BODY}
     assert len({tuple(sorted(r.headers.items())) for r in sent}) == 1
+
+
+STREAM_BODY = BODY[:-1] + b',"stream":true}'
+
+
+def test_a_stream_opened_direct_sends_what_a_streamed_post_sends(
+    server: FakeAnthropicServer,
+) -> None:
+    """The streamed request goes direct too: same bytes and headers as ``post(stream=True)``,
+    the response handed over unread."""
+    client = default_factory(False, KEY, server.url)
+    sdk = load_sdk()
+    with client:
+        streamed = client.post(
+            url_of(server),
+            content=STREAM_BODY,
+            cast_to=sdk.types.Message,
+            options={"timeout": TIMEOUT},
+            stream=True,
+            stream_cls=sdk.Stream[sdk.types.RawMessageStreamEvent],
+        )
+        streamed.response.read()
+        by_post = last(server)
+        poster = _direct.direct_post(sdk, client, url_of(server))
+        assert poster is not None
+        response = poster.open(STREAM_BODY, TIMEOUT)
+        assert not response.is_closed
+        body = response.read()
+        direct = last(server)
+    assert direct.raw == by_post.raw == STREAM_BODY
+    assert direct.headers == by_post.headers
+    assert b"message_stop" in body
+
+
+def test_a_stream_opened_direct_raises_the_sdk_error_of_a_status(
+    server: FakeAnthropicServer,
+) -> None:
+    client = default_factory(False, KEY, server.url)
+    sdk = load_sdk()
+    with client:
+        server.fail(429)
+        poster = _direct.direct_post(sdk, client, url_of(server))
+        assert poster is not None
+        with pytest.raises(sdk.RateLimitError):
+            poster.open(STREAM_BODY, TIMEOUT)
+
+        async def opened() -> None:
+            aclient = default_factory(True, KEY, server.url)
+            async with aclient:
+                server.fail(529)
+                aposter = _direct.direct_post(sdk, aclient, url_of(server))
+                assert aposter is not None
+                with pytest.raises(sdk.APIStatusError) as caught:
+                    await aposter.aopen(STREAM_BODY, TIMEOUT)
+                assert caught.value.status_code == 529
+                good = await aposter.aopen(STREAM_BODY, TIMEOUT)
+                assert b"message_stop" in await good.aread()
+
+        asyncio.run(opened())
