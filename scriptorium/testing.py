@@ -13,7 +13,8 @@ serve the providers' batch endpoints (``server.batches`` scripts how batches run
 ``FakeBedrockServer``, ``FakeVertexServer`` and ``FakeAzureOpenAIServer`` speak the cloud
 platforms' own routes (Bedrock's invoke and its binary event stream, Vertex's rawPredict, an Azure
 resource's deployments, files and batches) with the same scripting, for the real
-``AnthropicBedrock``, ``AnthropicVertex`` and ``AzureOpenAI`` classes.
+``AnthropicBedrock``, ``AnthropicVertex`` and ``AzureOpenAI`` classes. ``FakeGeminiServer`` speaks
+the Gemini API (and Vertex AI's paths for it) for ``google-genai``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from scriptorium._testing.anthropic_server import FakeAnthropicServer
     from scriptorium._testing.azure_server import FakeAzureOpenAIServer
     from scriptorium._testing.bedrock_server import FakeBedrockServer
+    from scriptorium._testing.gemini_server import FakeGeminiServer
     from scriptorium._testing.openai_server import FakeOpenAIServer
     from scriptorium._testing.vertex_server import FakeVertexServer
     from scriptorium.artifact.memory import MemoryReader as MemoryArtifactReader
@@ -44,6 +46,7 @@ __all__ = [
     "FakeAzureOpenAIServer",
     "FakeBedrockServer",
     "FakeClient",
+    "FakeGeminiServer",
     "FakeOpenAIServer",
     "FakeVertexServer",
     "FixedClock",
@@ -70,6 +73,7 @@ _lazy = lazy_getattr(
         "FakeAnthropicServer": "_testing.anthropic_server",
         "FakeAzureOpenAIServer": "_testing.azure_server",
         "FakeBedrockServer": "_testing.bedrock_server",
+        "FakeGeminiServer": "_testing.gemini_server",
         "FakeOpenAIServer": "_testing.openai_server",
         "FakeVertexServer": "_testing.vertex_server",
     },

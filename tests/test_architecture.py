@@ -833,6 +833,7 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "FakeAzureOpenAIServer",
         "FakeBedrockServer",
         "FakeClient",
+        "FakeGeminiServer",
         "FakeOpenAIServer",
         "FakeVertexServer",
         "FixedClock",

@@ -244,6 +244,7 @@ class ProviderSpec:
 BUILTIN: Mapping[str, str] = {
     "anthropic": "scriptorium.llm.anthropic.spec:SPEC",
     "openai": "scriptorium.llm.openai.spec:SPEC",
+    "gemini": "scriptorium.llm.gemini.spec:SPEC",
     "fake": "scriptorium.llm.fake:SPEC",
     "replay": "scriptorium.llm.replay:SPEC",
 }

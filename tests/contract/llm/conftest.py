@@ -11,6 +11,7 @@ from scriptorium.testing import (
     FakeAnthropicServer,
     FakeAzureOpenAIServer,
     FakeBedrockServer,
+    FakeGeminiServer,
     FakeOpenAIServer,
     FakeVertexServer,
 )
@@ -22,6 +23,8 @@ from tests.contract.llm.harnesses import (
     BedrockHarness,
     FakeClientHarness,
     FakeProviderHarness,
+    GeminiHarness,
+    GeminiVertexHarness,
     Harness,
     OpenAIHarness,
     ReplayHarness,
@@ -39,6 +42,12 @@ def anthropic_server() -> Iterator[FakeAnthropicServer]:
 @pytest.fixture(scope="module")
 def openai_server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer(default_text=None) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def gemini_server() -> Iterator[FakeGeminiServer]:
+    with FakeGeminiServer(default_text=None) as server:
         yield server
 
 
@@ -76,6 +85,12 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         openai_server: FakeOpenAIServer = request.getfixturevalue("openai_server")
         openai_server.reset()
         built = OpenAIHarness(openai_server)
+    elif name in ("gemini", "gemini_vertex"):
+        gemini_server: FakeGeminiServer = request.getfixturevalue("gemini_server")
+        gemini_server.reset()
+        gemini_server.count_tokens = None
+        gemini = GeminiHarness if name == "gemini" else GeminiVertexHarness
+        built = gemini(gemini_server)
     elif name == "bedrock":
         monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
         for variable, value in AWS_ENV.items():

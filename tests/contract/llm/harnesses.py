@@ -5,9 +5,11 @@ text", "fail with 429 and retry-after 4", "cut the stream off after this text" i
 server or fake understands. A case an adapter cannot express is skipped by its harness with the
 reason (:meth:`Harness.cannot`), so it shows as skipped, never as passed.
 
-- ``anthropic`` and ``openai``: the adapter through its real SDK against the loopback fake server
-  of ``scriptorium.testing``; backoff sleeps are recorded, not slept, and the retry clock moves
-  only by them (:class:`RetryClock`).
+- ``anthropic``, ``openai`` and ``gemini``: the adapter through its real SDK against the loopback
+  fake server of ``scriptorium.testing``; backoff sleeps are recorded, not slept, and the retry
+  clock moves only by them (:class:`RetryClock`).
+- ``gemini_vertex``: the gemini adapter on Vertex AI (``options.vertexai``), the access token as
+  the key.
 - ``bedrock``, ``vertex`` and ``azure``: the same adapters reached through a cloud platform (a
   profile's ``options.platform``), through ``AnthropicBedrock`` / ``AnthropicVertex`` /
   ``AzureOpenAI`` against the fakes of those platforms' own routes, with fake credentials (AWS
@@ -32,6 +34,7 @@ import pytest
 from scriptorium._testing.http import Answer, RecordedRequest
 from scriptorium.llm.anthropic import AnthropicClient
 from scriptorium.llm.fake import FakeProviderClient
+from scriptorium.llm.gemini import GeminiClient
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.openai import OpenAIClient
 from scriptorium.llm.replay import ReplayClient
@@ -42,6 +45,7 @@ from scriptorium.testing import (
     FakeAzureOpenAIServer,
     FakeBedrockServer,
     FakeClient,
+    FakeGeminiServer,
     FakeOpenAIServer,
     FakeVertexServer,
 )
@@ -233,6 +237,15 @@ class Harness:
         """The structured-output strategy the last request's body shows (native, tool, prompt)."""
         self.cannot("strategies")
 
+    def output_limits(self, body: dict[str, Any]) -> list[int]:
+        """The output-token limits a request body sets, where this provider's wire puts them."""
+        return [body[k] for k in ("max_tokens", "max_completion_tokens") if k in body]
+
+    def messages_of(self, body: dict[str, Any]) -> list[Any]:
+        """The conversation messages of a request body, where this provider's wire puts them."""
+        messages: list[Any] = body["messages"]
+        return messages
+
     def connections(self) -> set[int] | None:
         """The client-side ports of the open connections to the adapter's server (None: it has
         no connection)."""
@@ -283,9 +296,9 @@ class _HTTPHarness(Harness):
     #: to it): cutting a stream drops them.
     terminators: ClassVar[tuple[bytes, ...]]
 
-    server: FakeAnthropicServer | FakeOpenAIServer
+    server: FakeAnthropicServer | FakeOpenAIServer | FakeGeminiServer
 
-    def __init__(self, server: FakeAnthropicServer | FakeOpenAIServer) -> None:
+    def __init__(self, server: FakeAnthropicServer | FakeOpenAIServer | FakeGeminiServer) -> None:
         super().__init__()
         self.server = server
         self.url = server.url
@@ -529,7 +542,140 @@ class OpenAIHarness(_HTTPHarness):
         return "prompt" if "schema" in str(system.get("content", "")).lower() else "none"
 
 
+class GeminiHarness(_HTTPHarness):
+    name = "gemini"
+    provider = "gemini"
+    model = "gemini-2.5-flash"
+    path = "/v1beta/models/gemini-2.5-flash:generateContent"
+    stream_path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    terminators = (b'"finishReason"',)
+
+    _FINISH: ClassVar[dict[str, str]] = {
+        "stop": "STOP",
+        "length": "MAX_TOKENS",
+        "refusal": "SAFETY",
+    }
+
+    server: FakeGeminiServer
+
+    def _build(self) -> GeminiClient:
+        return GeminiClient(hooks=self.clock.hooks())
+
+    def _unsent(self, script: Callable[[Any], None], *, stream: bool) -> Answer:
+        helper = FakeGeminiServer()
+        script(helper)
+        path = self.stream_path if stream else self.path
+        return helper.answer_unsent(RecordedRequest("POST", path, {}, {}, b""))
+
+    def answer(
+        self,
+        text: str,
+        *,
+        input_tokens: int = 10,
+        output_tokens: int = 5,
+        finish: str = "stop",
+        chunks: int | None = None,
+        pace_s: float = 0.0,
+    ) -> None:
+        self.server.reply(
+            text,
+            prompt_tokens=input_tokens,
+            candidates_tokens=output_tokens,
+            finish_reason=self._FINISH[finish],
+            chunks=chunks,
+            pace_s=pace_s,
+        )
+
+    def answer_structured(self, value: Any, strategy: str) -> None:
+        if strategy == "tool":
+            self.server.reply_tool(value)
+        else:
+            self.server.reply(json.dumps(value))
+
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        # The contract's output tokens are the whole output, reasoning included (as a response's
+        # usage reports them). Gemini's wire counts the thoughts apart from the answer's tokens:
+        # ``thoughtsTokenCount`` beside ``candidatesTokenCount``, the two adding up to what is
+        # billed at the output rate. So the answer's own tokens are the rest.
+        self.server.reply(
+            text,
+            thoughts=reasoning,
+            prompt_tokens=10,
+            candidates_tokens=output_tokens - reasoning_tokens,
+            thoughts_tokens=reasoning_tokens,
+            chunks=chunks,
+        )
+
+    def wire_strategy(self) -> str:
+        body = self.last_body()
+        if "tools" in body:
+            return "tool"
+        config = body.get("generationConfig", {})
+        if config.get("responseMimeType") == "application/json":
+            return "native"
+        system = str(body.get("systemInstruction", ""))
+        return "prompt" if "schema" in system.lower() else "none"
+
+    def provider_count(self, tokens: int) -> bool:
+        self.server.count_tokens = tokens
+        return True
+
+    def output_limits(self, body: dict[str, Any]) -> list[int]:
+        config = body.get("generationConfig", {})
+        return [config["maxOutputTokens"]] if "maxOutputTokens" in config else []
+
+    def messages_of(self, body: dict[str, Any]) -> list[Any]:
+        contents: list[Any] = body["contents"]
+        return contents
+
+
 # --- the same adapters through the cloud platforms -------------------------------------------------
+
+
+class GeminiVertexHarness(GeminiHarness):
+    """The gemini adapter on Vertex AI (``options.vertexai``): the project and location in the
+    path, the access token a run reads from ``options.access_token_env`` as the request's key."""
+
+    name = "gemini_vertex"
+    path = (
+        "/v1beta1/projects/contract/locations/us-central1/publishers/google/models/"
+        "gemini-2.5-flash:generateContent"
+    )
+    stream_path = path.replace(":generateContent", ":streamGenerateContent?alt=sse")
+    options: ClassVar[dict[str, Any]] = {
+        "vertexai": True,
+        "project": "contract",
+        "location": "us-central1",
+    }
+
+    def request(self, **fields: Any) -> LLMRequest:
+        # The key is the access token options.access_token_env names.
+        return super().request(**{"options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "endpoint": self.url,
+            "options": {**self.options, "access_token_env": KEY_ENV},
+        }
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), key, options=self.options)
+
 
 #: The AWS credentials the Bedrock harness signs with (the standard chain's environment link).
 AWS_ENV = {
@@ -842,7 +988,18 @@ def runner_over(harness: Harness, client: Any, make_runner: RunnerFactory) -> Ru
 # --- which adapters the suite runs over -------------------------------------------------------------
 
 #: Every adapter the contract runs over. A new provider adds its harness here.
-ADAPTERS = ("anthropic", "openai", "bedrock", "vertex", "azure", "fake", "replay", "fake_client")
+ADAPTERS = (
+    "anthropic",
+    "openai",
+    "gemini",
+    "gemini_vertex",
+    "bedrock",
+    "vertex",
+    "azure",
+    "fake",
+    "replay",
+    "fake_client",
+)
 
 
 def adapters(*, xfail: Mapping[str, str] | None = None) -> pytest.MarkDecorator:

@@ -147,10 +147,10 @@ def test_verify_proves_a_working_setup_with_one_minimal_request(harness: Harness
     if harness.requests_to_verify:
         assert harness.requests_made() == harness.requests_to_verify
         body = harness.last_body()
-        limits = [body[k] for k in ("max_tokens", "max_completion_tokens") if k in body]
+        limits = harness.output_limits(body)
         assert limits
         assert max(limits) <= 16
-        assert len(body["messages"]) == 1
+        assert len(harness.messages_of(body)) == 1
 
 
 def test_verify_reports_a_broken_setup(harness: Harness) -> None:

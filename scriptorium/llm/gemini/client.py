@@ -1,0 +1,142 @@
+"""The ``gemini`` provider: the Gemini API and Vertex AI through Google's ``google-genai`` SDK.
+
+- The SDK is imported on first use (:mod:`.sdk`; missing -> ``reason="provider_unavailable"``),
+  its retries off and nothing read from the environment; each request gets the time left of the
+  budget as its timeout.
+- One SDK client per place (Gemini API base URL, or Vertex AI project and location) and
+  credential, reused; async clients per event loop (:class:`~scriptorium.llm._clients.ClientCache`).
+- The body is built by :func:`.body.build_body` and sent through the SDK's request layer; the
+  answer is read here (:func:`.call.read_answer`), not by the SDK's typed layer.
+- ``count_tokens`` asks the API's ``countTokens``; ``verify`` sends the shared minimal request.
+
+Request mapping, structured output, usage and reasoning: ``internal_docs/llm.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+from pydantic import SecretStr
+
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.adapter import SDKAdapter, SDKFactory
+from scriptorium.llm.client import StreamItem
+from scriptorium.llm.gemini.api import PROVIDER
+from scriptorium.llm.gemini.call import Call
+from scriptorium.llm.gemini.sdk import classify, default_factory
+from scriptorium.llm.gemini.stream import astream as stream_async
+from scriptorium.llm.gemini.stream import stream as stream_sync
+from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target, Uncounted
+from scriptorium.llm.retry.loop import call_with_retry
+from scriptorium.llm.retry.policy import RetryHooks
+
+__all__ = ["GeminiClient", "count_body"]
+
+#: Statuses by which an endpoint says it cannot count tokens (a gateway without the route).
+_CANNOT_COUNT = frozenset({404, 405, 501})
+
+
+def _counting(err: BaseException) -> Failure:
+    failure = classify(err)
+    if failure.http_status in _CANNOT_COUNT:
+        return dataclasses.replace(failure, retryable=False)
+    return failure
+
+
+def count_body(call: Call) -> dict[str, Any]:
+    """The ``countTokens`` body for ``call``: the whole ``generateContent`` request (its system
+    instruction counts too), wrapped on the Gemini API, as it is on Vertex AI."""
+    body = {k: v for k, v in call.body.items() if k != "generationConfig"}
+    if call.place.vertexai:
+        return body
+    return {"generateContentRequest": {"model": call.path, **body}}
+
+
+def _read_count(content: str | bytes) -> int:
+    try:
+        value = json.loads(content)
+    except ValueError:
+        value = None
+    total = value.get("totalTokens") if isinstance(value, dict) else None
+    if type(total) is not int or total < 0:
+        raise LLMGenerateError(
+            "gemini: the countTokens answer has no totalTokens",
+            reason="invalid_response",
+            provider=PROVIDER,
+        )
+    return total
+
+
+class GeminiClient(SDKAdapter):
+    """``Client``, ``AsyncClient``, streaming, ``count_tokens`` and ``verify`` for the ``gemini``
+    provider (see the module). ``options`` are the profile's (Vertex AI's place, for
+    ``verify``); ``hooks`` drive the retry loop; ``sdk_factory(is_async, key, slot)`` builds SDK
+    clients (default: the real SDK, retries off)."""
+
+    provider = PROVIDER
+    # Thinking models spend output tokens before they answer: room for a word after a thought.
+    verify_max_tokens = 16
+
+    def __init__(
+        self,
+        *,
+        options: Mapping[str, Any] | None = None,
+        hooks: RetryHooks | None = None,
+        sdk_factory: SDKFactory | None = None,
+    ) -> None:
+        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory)
+        self.options = dict(options or {})
+
+    def call(self, request: LLMRequest) -> Call:
+        """The ``generateContent`` call for ``request`` (checked, body built)."""
+        return Call(request)
+
+    def classify(self, err: BaseException) -> Failure:
+        """The adapter's one classifier (:func:`.sdk.classify`)."""
+        return classify(err)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """One answer streamed: text chunks as they arrive, then the ``LLMResponse``; retried
+        only before the first chunk (see :mod:`scriptorium.llm.gemini.stream`)."""
+        return stream_sync(self.clients, self.hooks, request)
+
+    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        return stream_async(self.clients, self.hooks, request)
+
+    def verify(
+        self,
+        target: Target,
+        api_key: SecretStr | str | None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> LLMResponse:
+        """The shared minimal request, at the place ``options`` name (None: this client's
+        profile's)."""
+        return super().verify(target, api_key, options=self.options if options is None else options)
+
+    def count_tokens(self, request: LLMRequest) -> int | Uncounted:
+        """The input tokens of what :meth:`generate` would send, from the API's ``countTokens``
+        (retried like a generation). An endpoint without the route (404, 405, 501) or a 200
+        that is no count is :class:`Uncounted`, at once: the caller estimates instead."""
+        call = Call(request)
+        client = self.clients.sync(call.slot, call.key)
+        body = count_body(call)
+
+        def attempt(timeout_s: float) -> int:
+            reply = client.api.request(
+                "post", f"{call.path}:countTokens", dict(body), call.options(timeout_s)
+            )
+            return _read_count(reply.body)
+
+        try:
+            count, _, _ = call_with_retry(attempt, _counting, **call.retry_args(self.hooks))
+        except LLMGenerateError as err:
+            if err.reason != "invalid_response" and err.http_status not in _CANNOT_COUNT:
+                raise
+            status = f"HTTP {err.http_status}" if err.http_status else err.reason
+            return Uncounted(f"gemini: countTokens could not count ({status})")
+        return count
