@@ -22,9 +22,11 @@ demo: install
 	$(VENV)/bin/scriptorium run extract/contact -p offline -a document=examples/contact.txt
 
 # The fast suite: everything but the tests marked slow (benchmarks at smoke size, a real Ray
-# cluster, the compatibility suite); about two minutes on two cores.
+# cluster, the compatibility suite), spread over TEST_WORKERS processes (pytest-xdist); about two
+# minutes on two cores. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS)
 
 # What `test` leaves out: the slow tests, the compatibility suite among them (it skips, saying
 # why, without compat-env).
