@@ -11,7 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
 from scriptorium._lazy import lazy_getattr
 from scriptorium.errors import APIKeyEnvMissingError
-from scriptorium.profile.model import ExecutionSettings
+from scriptorium.profile.model import ExecutionSettings, variable_name_problem
 from scriptorium.prompt.model import CachePoint, Message
 
 __all__ = [
@@ -128,6 +128,13 @@ def key_from_env(env: Mapping[str, str], name: str, *, reader: str, **fields: An
     """The key in variable ``name`` of ``env``. ``APIKeyEnvMissingError`` (``env_var`` set,
     ``fields`` added, the value never shown) when it is unset, blank, or too short to be a key;
     ``reader`` says who reads it, for the message (``profile 'p'``)."""
+    if variable_name_problem("the variable", name) is not None:
+        # Not a variable's name (a pasted key, most likely): never shown, never looked up.
+        raise APIKeyEnvMissingError(
+            f"{reader} names its key variable with something that is not a variable name "
+            "(a pasted key or token?): name the environment variable that holds it",
+            **fields,
+        )
     value = given_key(env.get(name))
     if value is None:
         problem = "is unset or empty"

@@ -29,6 +29,7 @@ __all__ = [
     "looks_like_secret",
     "redact_secret_shapes",
     "validate_endpoint",
+    "variable_name_problem",
 ]
 
 ENV_VAR_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -62,6 +63,20 @@ _SECRET_PATTERNS = (
 def looks_like_secret(value: str) -> bool:
     """Whether ``value`` looks like a credential pasted where a name or setting belongs."""
     return any(p.search(value) for p in _SECRET_PATTERNS)
+
+
+def variable_name_problem(field: str, value: object) -> str | None:
+    """Why ``value``, given as ``field`` (``api_key_env``, ``options.access_token_env``, ...), is
+    not the name of an environment variable holding a secret; None when it is one. The value is
+    never quoted: a pasted key or token is exactly what this catches."""
+    if isinstance(value, str) and looks_like_secret(value):
+        return f"{field} must name a variable; it looks like a pasted key"
+    if not isinstance(value, str) or not ENV_VAR_PATTERN.fullmatch(value):
+        return (
+            f"{field} must name an environment variable (letters, digits and _; the secret "
+            "itself never goes in a profile)"
+        )
+    return None
 
 
 def redact_secret_shapes(text: str) -> str:
@@ -302,10 +317,9 @@ class Profile(BaseModel):
     def _api_key_env(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if looks_like_secret(value):
-            raise ValueError("api_key_env must name a variable; it looks like a pasted key")
-        if not ENV_VAR_PATTERN.fullmatch(value):
-            raise ValueError("api_key_env must look like an environment variable name")
+        problem = variable_name_problem("api_key_env", value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     def hash_form(self) -> dict[str, Any]:

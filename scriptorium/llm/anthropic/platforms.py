@@ -42,7 +42,7 @@ from scriptorium.llm.media.limits import MB, MediaLimits
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.registry import Route
-from scriptorium.profile.model import ENV_VAR_PATTERN, looks_like_secret
+from scriptorium.profile.model import variable_name_problem
 
 __all__ = [
     "BEDROCK",
@@ -131,15 +131,10 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> li
         if value is not None and (not isinstance(value, str) or not _NAME.fullmatch(value)):
             problems.append(f"options.{name} must be a name")
     variable = options.get("access_token_env")
-    if variable is not None and (
-        not isinstance(variable, str)
-        or looks_like_secret(variable)
-        or not ENV_VAR_PATTERN.fullmatch(variable)
-    ):
-        problems.append(
-            "options.access_token_env must name an environment variable (the token itself "
-            "never goes in a profile)"
-        )
+    if variable is not None:
+        problem = variable_name_problem("options.access_token_env", variable)
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 

@@ -16,6 +16,7 @@ from scriptorium.llm.model import ModelPrice
 from scriptorium.llm.pricing import usd_price
 from scriptorium.llm.reasoning import find_model
 from scriptorium.llm.registry import Route
+from scriptorium.profile.model import variable_name_problem
 
 __all__ = [
     "BASE_URL_ENV",
@@ -190,10 +191,15 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> It
     vertex = options.get("vertexai")
     if vertex is not None and not isinstance(vertex, bool):
         yield "options.vertexai must be true or false"
-    for name in ("project", "location", "access_token_env"):
+    for name in ("project", "location"):
         value = options.get(name)
         if value is not None and not (isinstance(value, str) and value.strip()):
             yield f"options.{name} must be a non-empty string"
+    variable = options.get("access_token_env")
+    if variable is not None:
+        problem = variable_name_problem("options.access_token_env", variable)
+        if problem is not None:
+            yield problem
     if vertex is True and _text_option(options, "project") is None:
         yield "options.vertexai needs options.project (the Google Cloud project)"
     if vertex is not True and any(n in options for n in ("project", "location")):

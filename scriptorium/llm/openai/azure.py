@@ -35,7 +35,7 @@ from scriptorium.errors import InvalidRequestError, LLMGenerateError
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import BASE_URL_ENV, PROVIDER
 from scriptorium.llm.registry import Route
-from scriptorium.profile.model import ENV_VAR_PATTERN, looks_like_secret
+from scriptorium.profile.model import variable_name_problem
 
 __all__ = [
     "AZURE",
@@ -96,15 +96,10 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> li
     elif not _API_VERSION.fullmatch(version):
         problems.append(f"options.api_version {version[:40]!r} is not an API version")
     variable = options.get("azure_ad_token_env")
-    if variable is not None and (
-        not isinstance(variable, str)
-        or looks_like_secret(variable)
-        or not ENV_VAR_PATTERN.fullmatch(variable)
-    ):
-        problems.append(
-            "options.azure_ad_token_env must name an environment variable (the token itself "
-            "never goes in a profile)"
-        )
+    if variable is not None:
+        problem = variable_name_problem("options.azure_ad_token_env", variable)
+        if problem is not None:
+            problems.append(problem)
     base = options.get("base_model")
     if base is not None and (not isinstance(base, str) or not _NAME.fullmatch(base)):
         problems.append("options.base_model must be a model name")
