@@ -148,8 +148,13 @@ def test_openai_reasoning_view_is_the_params(
     model: str, spec: StructuredOutput | None, chosen: ExecutionSettings
 ) -> None:
     req = request("openai", model, None, spec, chosen)
+    try:
+        view = wire_view(req)
+    except InvalidRequestError:  # a reasoning model given a temperature or top_p it refuses
+        with pytest.raises(InvalidRequestError):
+            build_params(req)
+        return
     params, _strategy = build_params(req)
-    view = wire_view(req)
     sent = {} if view.reasoning is None else view.reasoning.sent
     assert {k: params[k] for k in REASONING_MEMBERS if k in params} == sent
     assert ("reasoning_budget_tokens" in view.ignored_settings) is (

@@ -13,6 +13,11 @@ when it takes it, else the nearest one below (a level above its highest goes to 
 table does not know (a newer one, or any model of an OpenAI-compatible server) gets the level as
 asked, and the server's answer decides. ``reasoning_budget_tokens`` is never sent: Chat
 Completions takes levels, not a budget.
+
+A model of the table that reasons takes no ``temperature`` or ``top_p`` other than 1 while it does
+(OpenAI answers 400): a request that gives both a level it would reason at and one of those fails
+closed at prepare, naming both settings, before anything is sent. A model the table does not know
+is not judged (an OpenAI-compatible server may take both).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
+from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.reasoning import NOTHING, ReasoningPlan, find_model, nearest, rank
 from scriptorium.profile.model import ExecutionSettings, ReasoningLevel
 
@@ -84,7 +90,7 @@ REASONING_TABLE: Mapping[str, tuple[Effort, ...]] = MappingProxyType(
 
 def reasoning_plan(model: str, settings: ExecutionSettings) -> ReasoningPlan:
     """How ``settings``' reasoning goes to ``model`` as ``reasoning_effort`` (see the module
-    doc). Never raises: nothing here conflicts with another setting."""
+    doc). ``InvalidRequestError`` for a sampling setting the reasoning model refuses."""
     level, budget = settings.reasoning, settings.reasoning_budget_tokens
     if level is None and budget is None:
         return NOTHING
@@ -109,6 +115,8 @@ def reasoning_plan(model: str, settings: ExecutionSettings) -> ReasoningPlan:
             f"reasoning {level!r} sent as reasoning_effort {effort!r}: {name} takes "
             f"{', '.join(efforts)}",
         )
+    if matched is not None and effort != "none":
+        _refuse_sampling(settings, level, effort, name)
     return ReasoningPlan(
         level=level,
         sent={"reasoning_effort": effort},
@@ -117,6 +125,18 @@ def reasoning_plan(model: str, settings: ExecutionSettings) -> ReasoningPlan:
         notes=notes,
         matched=matched,
     )
+
+
+def _refuse_sampling(settings: ExecutionSettings, level: str, effort: str, name: str) -> None:
+    for field in ("temperature", "top_p"):
+        value = getattr(settings, field)
+        if value is not None and value != 1:
+            raise InvalidRequestError(
+                f"settings.reasoning {level!r} and settings.{field} {value} conflict: {name} "
+                f"takes no {field} but 1 while it reasons (reasoning_effort {effort!r}); leave "
+                f"{field} out, or set reasoning: off where the model can stop reasoning",
+                field=f"settings.{field}",
+            )
 
 
 def _ranked(efforts: tuple[Effort, ...]) -> list[tuple[int, Effort]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scriptorium import Engine, Overrides
+from scriptorium.errors import InvalidRequestError
 from scriptorium.hashing import hash_text
 from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.retry import RetryHooks
@@ -280,3 +281,33 @@ def test_a_delta_with_reasoning_and_content_hands_out_both(
     done = got[-1]
     assert isinstance(done, Done)
     assert (done.result.output.text, done.result.output.reasoning) == ("Hello.", "Thinking.")
+
+
+@pytest.mark.parametrize("sampling", [{"temperature": 0.2}, {"top_p": 0.9}])
+def test_a_reasoning_model_given_a_sampling_setting_it_refuses_fails_before_any_call(
+    root: Path, fake: FakeOpenAIServer, sampling: dict[str, float]
+) -> None:
+    engine = _engine(root)
+    overrides = Overrides(reasoning="high", **sampling)
+    [field] = sampling
+    with pytest.raises(InvalidRequestError) as caught:
+        engine.prepare("hello", inputs={"name": "Ada"}, overrides=overrides)
+    assert caught.value.field == f"settings.{field}"
+    assert "settings.reasoning 'high'" in caught.value.message
+    with pytest.raises(InvalidRequestError):
+        engine.run("hello", inputs={"name": "Ada"}, overrides=overrides)
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("model", "reasoning"), [("qwen3-32b", "high"), ("gpt-5.1", "off"), ("gpt-4o", "high")]
+)
+def test_sampling_stays_where_the_model_takes_it(
+    root: Path, fake: FakeOpenAIServer, model: str, reasoning: ReasoningLevel
+) -> None:
+    """An unknown model (a compatible server's), a model told not to reason, one that never
+    does: the temperature is sent as given."""
+    overrides = Overrides(model=model, reasoning=reasoning, temperature=0.2)
+    fake.reply("Hello, Ada.")
+    _engine(root).run("hello", inputs={"name": "Ada"}, overrides=overrides)
+    assert fake.requests[0].body["temperature"] == 0.2
