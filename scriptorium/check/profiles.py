@@ -102,8 +102,13 @@ def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterato
     problem = None if profile.endpoint is None else spec.check_endpoint(profile.endpoint)
     if problem is not None:
         yield Problem(file, "profile_invalid", problem)
-    for message in spec.option_problems(profile.options, profile.source):
+    messages = spec.option_problems(profile.options, profile.source)
+    for message in messages:
         yield Problem(file, "profile_invalid", message)
+    if not messages and profile.api_key_env:
+        refused = spec.route_for(profile.options, profile.name).no_key_env
+        if refused is not None:
+            yield Problem(file, "profile_invalid", refused)
     if spec.needs_model and not profile.model:
         yield Problem(
             file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"

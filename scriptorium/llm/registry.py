@@ -86,13 +86,15 @@ class Route:
     Vertex AI Google's default credentials: no key). ``token_env``: the variable the profile's
     ``options`` name for its credential (an access token), read like a key when the profile names
     no ``api_key_env``. ``base_url_env``: the SDK's base-URL variable honoured when the profile
-    names no endpoint (each platform has its own, or none)."""
+    names no endpoint (each platform has its own, or none). ``no_key_env``: why a profile on this
+    route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare."""
 
     platform: str | None = None
     region: str | None = None
     needs_key: bool = False
     token_env: str | None = None
     base_url_env: str | None = None
+    no_key_env: str | None = None
 
 
 @dataclass(frozen=True)

@@ -272,6 +272,13 @@ def credential(
     variable is set and passed over when it is not: a replay profile that names its recording
     key still replays in CI without it.
     """
+    if route is not None and route.no_key_env and profile.api_key_env:
+        raise InvalidRequestError(
+            f"profile {profile.name!r}: {route.no_key_env}",
+            field="api_key_env",
+            profile=profile.name,
+            prompt_id=prompt_id,
+        )
     direct = given_key(api_key)
     if direct is not None:
         if is_short_key(direct):

@@ -155,13 +155,27 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
         )
     if platform == BEDROCK:
         return Route(
-            platform=BEDROCK, region=_text(options, "region"), base_url_env=BEDROCK_BASE_URL_ENV
+            platform=BEDROCK,
+            region=_text(options, "region"),
+            base_url_env=BEDROCK_BASE_URL_ENV,
+            no_key_env=_BEDROCK_SIGNS,
         )
     return Route(
         platform=VERTEX,
         region=_text(options, "region"),
         token_env=_text(options, "access_token_env"),
+        no_key_env=(
+            "platform vertex uses Google's default credentials, or an access token from the "
+            "variable options.access_token_env names: name no api_key_env"
+        ),
     )
+
+
+_BEDROCK_SIGNS = (
+    "platform bedrock signs requests with AWS credentials from the standard chain "
+    "(environment, shared profile, role): name no api_key_env and pass no key "
+    "(options.aws_profile chooses a shared profile)"
+)
 
 
 def _field(problem: str) -> str:
@@ -227,21 +241,10 @@ def platform_of(request: LLMRequest) -> Platform | None:
 
 def credential_problem(request: LLMRequest) -> str | None:
     """Why the request's credential cannot be used on its platform: Bedrock signs with the AWS
-    chain and takes no key; Vertex takes an access token only from ``options.access_token_env``
-    (or a direct key standing for one), never from ``api_key_env``."""
-    platform = request.options.get("platform")
-    if platform == BEDROCK:
-        if request.target.api_key_env or key_of(request):
-            return (
-                "platform bedrock signs requests with AWS credentials from the standard chain "
-                "(environment, shared profile, role): name no api_key_env and pass no key "
-                "(options.aws_profile chooses a shared profile)"
-            )
-    elif platform == VERTEX and request.target.api_key_env:
-        return (
-            "platform vertex uses Google's default credentials, or an access token from the "
-            "variable options.access_token_env names: name no api_key_env"
-        )
+    chain and takes no key, not even a direct one (a key variable on either platform is the
+    route's ``no_key_env``, refused where every key is read)."""
+    if request.options.get("platform") == BEDROCK and key_of(request):
+        return _BEDROCK_SIGNS
     return None
 
 

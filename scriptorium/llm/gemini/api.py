@@ -32,7 +32,6 @@ __all__ = [
     "PROVIDER",
     "VERTEX",
     "Place",
-    "credential_problem",
     "is_vertex",
     "option_problems",
     "place_of",
@@ -167,18 +166,11 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
         region=place_of(None, options).location,
         needs_key=False,
         token_env=_text_option(options, "access_token_env"),
-    )
-
-
-def credential_problem(options: Mapping[str, Any], api_key_env: str | None) -> str | None:
-    """Why a profile's key variable cannot be used on its route: Vertex AI takes Google's default
-    credentials or an access token, never an API key (None: nothing wrong)."""
-    if is_vertex(options) and api_key_env:
-        return (
+        no_key_env=(
             "Vertex AI uses Google's default credentials, or an access token from the variable "
             "options.access_token_env names: name no api_key_env"
-        )
-    return None
+        ),
+    )
 
 
 _OPTIONS = frozenset({"vertexai", "project", "location", "access_token_env"})

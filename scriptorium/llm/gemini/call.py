@@ -17,14 +17,15 @@ from scriptorium.llm.gemini.api import (
     PRICES,
     PROVIDER,
     Place,
-    credential_problem,
     place_of,
     price_of,
+    route,
 )
 from scriptorium.llm.gemini.body import build_body, ignored_settings
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.streaming import ErrorEvent
+from scriptorium.profile.model import variable_name_problem
 
 __all__ = [
     "FINISH",
@@ -216,13 +217,14 @@ def _credential_missing(request: LLMRequest, place: Place, key: str) -> str | No
         return None if key else "no API key (name its variable in the profile's api_key_env)"
     if place.project is None:
         return "options.vertexai needs options.project"
-    problem = credential_problem(request.options, request.target.api_key_env)
-    if problem is not None:
-        return problem
+    refused = route(request.options).no_key_env
+    if refused is not None and request.target.api_key_env:
+        return refused
     token_env = request.options.get("access_token_env")
     if isinstance(token_env, str) and token_env.strip() and not key:
+        named = "a token variable" if variable_name_problem("", token_env) else token_env.strip()
         return (
-            f"options.access_token_env names {token_env.strip()[:64]!r}, but the request carries "
+            f"options.access_token_env names {named}, but the request carries "
             "no access token (a run reads that variable like a key; a request built by hand "
             "passes the token as its api_key)"
         )

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.gemini.api import (
     BASE_URL_ENV,
     BATCH_LIMITS,
@@ -16,7 +15,6 @@ from scriptorium.llm.gemini.api import (
     MEDIA_LIMITS,
     PRICES,
     PROVIDER,
-    credential_problem,
     option_problems,
     route,
 )
@@ -40,10 +38,6 @@ def _client(config: ProviderConfig) -> Client:
 
 
 def _wire(request: LLMRequest) -> WireView:
-    # At prepare: a key variable Vertex AI cannot take is refused before any call.
-    problem = credential_problem(request.options, request.target.api_key_env)
-    if problem is not None:
-        raise InvalidRequestError(problem, field="api_key_env")
     from scriptorium.llm.gemini.body import wire_view
 
     return wire_view(request)

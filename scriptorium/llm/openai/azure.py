@@ -122,13 +122,19 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
         needs_key=True,
         token_env=token_env if isinstance(token_env, str) else None,
         base_url_env=BASE_URL_ENV_AZURE,
+        no_key_env=None
+        if token_env is None
+        else (
+            "platform azure takes a key (api_key_env) or a Microsoft Entra token "
+            "(options.azure_ad_token_env), not both"
+        ),
     )
 
 
 def credential_problem(request: LLMRequest) -> str | None:
     """What an Azure request cannot be sent with: no resource endpoint, an endpoint that already
-    holds the ``/openai`` path (the SDK adds it), both a key variable and an Entra token
-    variable."""
+    holds the ``/openai`` path (the SDK adds it). A key variable beside an Entra token variable
+    is the route's ``no_key_env``."""
     if not is_azure(request.options):
         return None
     endpoint = request.target.endpoint
@@ -141,11 +147,6 @@ def credential_problem(request: LLMRequest) -> str | None:
         return (
             f"an Azure endpoint is the resource's root (the SDK adds /openai/deployments/...): "
             f"drop the path from {endpoint}"
-        )
-    if request.target.api_key_env and request.options.get("azure_ad_token_env"):
-        return (
-            "platform azure takes a key (api_key_env) or a Microsoft Entra token "
-            "(options.azure_ad_token_env), not both"
         )
     return None
 

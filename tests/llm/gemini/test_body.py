@@ -3,6 +3,7 @@ functions, no SDK."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from typing import Any
@@ -93,7 +94,12 @@ def test_the_route_needs_a_key_on_the_gemini_api_and_a_token_variable_on_vertex_
     assert spec.route_for({}) == Route(needs_key=True, base_url_env="GOOGLE_GEMINI_BASE_URL")
     vertex = {"vertexai": True, "project": "p", "location": "europe-west4"}
     assert not spec.needs_key_for(vertex)
-    assert spec.route_for(vertex) == Route(platform="vertex", region="europe-west4")
+    on_vertex = spec.route_for(vertex)
+    assert dataclasses.replace(on_vertex, no_key_env=None) == Route(
+        platform="vertex", region="europe-west4"
+    )
+    assert on_vertex.no_key_env is not None
+    assert "name no api_key_env" in on_vertex.no_key_env
     assert spec.route_for({**vertex, "access_token_env": "TOK"}).token_env == "TOK"
     assert spec.route_for({"vertexai": True, "project": "p"}).region == "global"
     # Only a boolean true chooses Vertex AI (check reports anything else).
