@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
-from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKFactory
 from scriptorium.llm.anthropic.api import (
     BATCH_LIMITS,
@@ -25,7 +24,7 @@ from scriptorium.llm.anthropic.api import (
 from scriptorium.llm.anthropic.body import build_body
 from scriptorium.llm.anthropic.call import Call
 from scriptorium.llm.anthropic.sdk import classify, default_factory
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, unfinished_error
+from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.retry.http import classify_http
@@ -146,11 +145,7 @@ class AnthropicBatches(SDKBatches):
         self._calls.read(lambda t: batches.cancel(batch_id, timeout=t))
 
     def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
-        model = request.target.model
-        if row.kind in ("expired", "canceled"):
-            raise unfinished_error(row, PROVIDER, model)
-        if row.kind == "errored":
-            raise _row_error(row, model)
+        check_row(row, PROVIDER, request.target.model, classify_http)
         call = Call(request)
         body = call.read(json.dumps(row.body).encode("utf-8"))
         return batch_priced(call.response((body, {}), 1, 0.0), request, {}, PRICES)
@@ -171,15 +166,3 @@ def _row(line: Any) -> RowResult:
     if kind in ("expired", "canceled"):
         return RowResult(custom_id, kind)
     return RowResult(custom_id, "errored", {"error": {"message": f"unknown result {kind!r}"}}, 500)
-
-
-def _row_error(row: RowResult, model: str) -> LLMGenerateError:
-    failure = classify_http(row.status, {}, row.body)
-    return LLMGenerateError(
-        f"the batch row failed: {failure.message}",
-        reason=failure.reason,
-        retryable=failure.retryable,
-        http_status=row.status,
-        provider=PROVIDER,
-        model=model,
-    )

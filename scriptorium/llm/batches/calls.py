@@ -15,7 +15,7 @@ from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
 
-__all__ = ["BatchCalls", "SDKBatches", "batch_priced", "unfinished_error"]
+__all__ = ["BatchCalls", "SDKBatches", "batch_priced", "check_row", "unfinished_error"]
 
 T = TypeVar("T")
 
@@ -97,6 +97,29 @@ class BatchCalls:
                 model=self._model or None,
             ) from err
         return value
+
+
+def check_row(
+    row: RowResult,
+    provider: str,
+    model: str,
+    classify: Callable[[int, Mapping[str, str], Any], Failure],
+) -> None:
+    """Nothing for a row that succeeded; else its error, raised: a row that never ran (its batch
+    expired or was canceled: :func:`unfinished_error`), or one that failed, as ``classify`` (the
+    provider's reading of an HTTP status and body) reads its status and body."""
+    if row.kind in ("expired", "canceled"):
+        raise unfinished_error(row, provider, model)
+    if row.kind == "errored":
+        failure = classify(row.status, {}, row.body)
+        raise LLMGenerateError(
+            f"the batch row failed: {failure.message}",
+            reason=failure.reason,
+            retryable=failure.retryable,
+            http_status=row.status,
+            provider=provider,
+            model=model,
+        )
 
 
 def unfinished_error(row: RowResult, provider: str, model: str) -> LLMGenerateError:

@@ -26,7 +26,7 @@ from typing import Any
 from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKFactory, key_of
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, unfinished_error
+from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.gemini.api import (
     BATCH_LIMITS,
@@ -163,18 +163,7 @@ class GeminiBatches(SDKBatches):
 
     def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
         model = request.target.model
-        if row.kind in ("expired", "canceled"):
-            raise unfinished_error(row, PROVIDER, model)
-        if row.kind == "errored":
-            failure = error_failure(row.status, {}, row.body)
-            raise LLMGenerateError(
-                f"the batch row failed: {failure.message}",
-                reason=failure.reason,
-                retryable=failure.retryable,
-                http_status=row.status,
-                provider=PROVIDER,
-                model=model,
-            )
+        check_row(row, PROVIDER, model, error_failure)
         answer = read_answer(row.body)
         call = Call(request)
         response = call.response(answer, 1, 0.0)

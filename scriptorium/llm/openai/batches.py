@@ -14,9 +14,8 @@ import json
 from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
-from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKFactory
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, unfinished_error
+from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.openai.api import BATCH_LIMITS, DEFAULT_BASE_URL, PRICES, PROVIDER
@@ -184,18 +183,7 @@ class OpenAIBatches(SDKBatches):
 
     def response(self, request: LLMRequest, row: RowResult) -> LLMResponse:
         model = request.target.model
-        if row.kind in ("expired", "canceled"):
-            raise unfinished_error(row, PROVIDER, model)
-        if row.kind == "errored":
-            failure = classify_http(row.status, {}, row.body)
-            raise LLMGenerateError(
-                f"the batch row failed: {failure.message}",
-                reason=failure.reason,
-                retryable=failure.retryable,
-                http_status=row.status,
-                provider=PROVIDER,
-                model=model,
-            )
+        check_row(row, PROVIDER, model, classify_http)
         # The strategy the row was built with, without building its body again.
         strategy = openai_strategy(request.structured_output)
         raw = json.dumps(row.body).encode("utf-8")
