@@ -41,7 +41,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = ["pooled_http_client", "transport_classes"]
 
@@ -52,6 +52,63 @@ KEEPALIVE_EXPIRY_S = 5.0
 _READ_SIZE = 64 * 1024
 _HIGH_WATER = 1 << 20  # bytes buffered before an async connection stops reading
 _DRAIN_LIMIT = 64 * 1024  # what a response closed early may still read, to keep its connection
+
+
+class _Idle(Protocol):
+    origin: tuple[str, str, int]
+    idle_since: float
+
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Idle)
+
+
+class _IdleStacks(Generic[C]):
+    """The idle connections of one pool: a stack per origin (the most recently used on top),
+    at most ``max_keepalive`` in all, none kept past ``expiry`` seconds idle. The one keep-alive
+    rule of both pools; not locked (the sync pool calls it under its lock). What it evicts it
+    hands back for the caller to close outside any lock."""
+
+    def __init__(self, max_keepalive: int, expiry: float) -> None:
+        self._stacks: dict[tuple[str, str, int], collections.deque[C]] = {}
+        self._max_keepalive = max_keepalive
+        self.expiry = expiry
+        self.count = 0
+
+    def pop(self, origin: tuple[str, str, int]) -> C | None:
+        """The most recently used idle connection to ``origin`` (None: none), unchecked."""
+        stack = self._stacks.get(origin)
+        if not stack:
+            return None
+        self.count -= 1
+        return stack.pop()
+
+    def fresh(self, conn: C, now: float) -> bool:
+        """Whether ``conn``, idle since its ``idle_since``, is young enough to reuse at ``now``."""
+        return now - conn.idle_since <= self.expiry
+
+    def push(self, conn: C) -> list[C]:
+        """Keep ``conn`` (its ``idle_since`` set); the connections this evicts: past the
+        keep-alive limit (the oldest of all origins first) or idle longer than ``expiry``."""
+        stack = self._stacks.setdefault(conn.origin, collections.deque())
+        stack.append(conn)
+        self.count += 1
+        evicted: list[C] = []
+        while self.count > self._max_keepalive or (
+            stack and conn.idle_since - stack[0].idle_since > self.expiry
+        ):
+            oldest = stack
+            if self.count > self._max_keepalive:
+                oldest = min((s for s in self._stacks.values() if s), key=lambda s: s[0].idle_since)
+            evicted.append(oldest.popleft())
+            self.count -= 1
+        return evicted
+
+    def drain(self) -> list[C]:
+        """Every idle connection, the pool left empty (for the caller to close)."""
+        stacks, self._stacks, self.count = list(self._stacks.values()), {}, 0
+        return [conn for stack in stacks for conn in stack]
 
 
 def _timeouts(request: Any) -> tuple[float | None, float | None, float | None, float | None]:
@@ -209,12 +266,9 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
             max_keepalive: int = MAX_KEEPALIVE,
             keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
         ) -> None:
-            self._idle: dict[tuple[str, str, int], collections.deque[_Connection]] = {}
+            self._idle: _IdleStacks[_Connection] = _IdleStacks(max_keepalive, keepalive_expiry)
             self._lock = threading.Lock()
             self._slots = threading.BoundedSemaphore(max_connections)
-            self._max_keepalive = max_keepalive
-            self._idle_count = 0
-            self._expiry = keepalive_expiry
             self._ssl: ssl.SSLContext | None = None
             self._closed = False
             #: Connections opened so far (tests and benchmarks read it).
@@ -223,7 +277,7 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
         @property
         def idle(self) -> int:
             """Connections waiting in the pool."""
-            return self._idle_count
+            return self._idle.count
 
         def _context(self) -> ssl.SSLContext:
             if self._ssl is None:
@@ -234,12 +288,10 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
             now = time.monotonic()
             while True:
                 with self._lock:
-                    stack = self._idle.get(origin)
-                    if not stack:
-                        return None
-                    conn = stack.pop()
-                    self._idle_count -= 1
-                if now - conn.idle_since <= self._expiry and not _readable(conn.sock):
+                    conn = self._idle.pop(origin)
+                if conn is None:
+                    return None
+                if self._idle.fresh(conn, now) and not _readable(conn.sock):
                     return conn
                 conn.close()
 
@@ -250,27 +302,10 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                 return
             state.start_next_cycle()
             conn.idle_since = time.monotonic()
-            dropped: list[_Connection] = []
             with self._lock:
-                stack = self._idle.setdefault(conn.origin, collections.deque())
-                stack.append(conn)
-                self._idle_count += 1
-                while self._idle_count > self._max_keepalive or (
-                    stack and conn.idle_since - stack[0].idle_since > self._expiry
-                ):
-                    oldest = self._oldest_stack(stack)
-                    dropped.append(oldest.popleft())
-                    self._idle_count -= 1
+                dropped = self._idle.push(conn)
             for old in dropped:
                 old.close()
-
-        def _oldest_stack(
-            self, stack: collections.deque[_Connection]
-        ) -> collections.deque[_Connection]:
-            if stack and self._idle_count <= self._max_keepalive:
-                return stack
-            # Over the keep-alive limit: the origin whose oldest idle connection is oldest.
-            return min((s for s in self._idle.values() if s), key=lambda s: s[0].idle_since)
 
         def _connect(self, origin: tuple[str, str, int], timeout: float | None) -> _Connection:
             scheme, host, port = origin
@@ -360,11 +395,9 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
         def close(self) -> None:
             with self._lock:
                 self._closed = True
-                stacks, self._idle = list(self._idle.values()), {}
-                self._idle_count = 0
-            for stack in stacks:
-                for conn in stack:
-                    conn.close()
+                idle = self._idle.drain()
+            for conn in idle:
+                conn.close()
 
         def __del__(self) -> None:
             # A client dropped without close() (the SDK's own wrapper closes in its __del__):
@@ -544,12 +577,9 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
             max_keepalive: int = MAX_KEEPALIVE,
             keepalive_expiry: float = KEEPALIVE_EXPIRY_S,
         ) -> None:
-            self._idle: dict[tuple[str, str, int], collections.deque[_AsyncConnection]] = {}
+            self._idle: _IdleStacks[_AsyncConnection] = _IdleStacks(max_keepalive, keepalive_expiry)
             self._max_connections = max_connections
             self._slots: asyncio.Semaphore | None = None
-            self._max_keepalive = max_keepalive
-            self._idle_count = 0
-            self._expiry = keepalive_expiry
             self._ssl: ssl.SSLContext | None = None
             self._closed = False
             #: Connections opened so far (tests and benchmarks read it).
@@ -558,15 +588,12 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
         @property
         def idle(self) -> int:
             """Connections waiting in the pool."""
-            return self._idle_count
+            return self._idle.count
 
         def _take(self, origin: tuple[str, str, int]) -> _AsyncConnection | None:
-            stack = self._idle.get(origin)
             now = time.monotonic()
-            while stack:
-                conn = stack.pop()
-                self._idle_count -= 1
-                if now - conn.idle_since <= self._expiry and conn.wire.usable():
+            while (conn := self._idle.pop(origin)) is not None:
+                if self._idle.fresh(conn, now) and conn.wire.usable():
                     return conn
                 conn.close()
             return None
@@ -583,19 +610,8 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
                 return
             state.start_next_cycle()
             conn.idle_since = time.monotonic()
-            stack = self._idle.setdefault(conn.origin, collections.deque())
-            stack.append(conn)
-            self._idle_count += 1
-            while self._idle_count > self._max_keepalive or (
-                stack and conn.idle_since - stack[0].idle_since > self._expiry
-            ):
-                oldest = stack
-                if self._idle_count > self._max_keepalive:
-                    oldest = min(
-                        (s for s in self._idle.values() if s), key=lambda s: s[0].idle_since
-                    )
-                oldest.popleft().close()
-                self._idle_count -= 1
+            for old in self._idle.push(conn):
+                old.close()
 
         async def _connect(
             self, origin: tuple[str, str, int], timeout: float | None
@@ -697,11 +713,8 @@ def _build(http: Any) -> tuple[type[Any], type[Any]]:  # two transports, one HTT
 
         async def aclose(self) -> None:
             self._closed = True
-            stacks, self._idle = list(self._idle.values()), {}
-            self._idle_count = 0
-            for stack in stacks:
-                for conn in stack:
-                    conn.close()
+            for conn in self._idle.drain():
+                conn.close()
 
     class _AsyncBody(http.AsyncByteStream):  # type: ignore[misc]  # the base class is the SDK's HTTP library's, known at run time
         def __init__(

@@ -333,3 +333,28 @@ def test_a_streamed_request_body_is_sent_chunk_by_chunk_and_arrives_whole() -> N
 
         asyncio.run(main())
         assert server.requests[-1].raw == b"".join(parts)
+
+
+def test_past_the_keep_alive_limit_the_oldest_idle_connection_of_any_origin_goes() -> None:
+    """Two servers, one idle connection allowed: the second answer's connection stays, the
+    first's is closed, so a third call to the first server opens a new one."""
+    sync_class, _ = transport_classes(http_module(anthropic))
+    transport = sync_class(max_keepalive=1)
+    with (
+        FakeAnthropicServer() as first,
+        FakeAnthropicServer() as second,
+        anthropic.DefaultHttpxClient(transport=transport) as http,
+    ):
+        clients = [
+            anthropic.Anthropic(
+                api_key=KEY, base_url=server.base_url, max_retries=0, http_client=http
+            )
+            for server in (first, second)
+        ]
+        clients[0].messages.create(**ASK)
+        clients[1].messages.create(**ASK)
+        assert (transport.opened, transport.idle) == (2, 1)
+        clients[0].messages.create(**ASK)
+        assert (transport.opened, transport.idle) == (3, 1)
+        clients[1].messages.create(**ASK)
+        assert transport.opened == 4  # the second server's connection went in its turn
