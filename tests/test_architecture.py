@@ -215,8 +215,6 @@ TRANSITIVE_ADAPTERS = (
     "scriptorium.llm.*body",
     "scriptorium.llm.*schema",
     "scriptorium.llm.*cache",
-    "scriptorium.llm.cache_minimums",
-    "scriptorium.llm.media_blocks",
     # the file, parsing, template and schema adapters of the other packages
     "scriptorium.promptdef.files",
     "scriptorium.promptdef.parse",
@@ -233,7 +231,6 @@ TRANSITIVE_ADAPTERS = (
     "scriptorium.httpapi",
     "scriptorium.batch",
     "scriptorium.check",
-    "scriptorium.lint*",
 )
 TRANSITIVE_LIBRARIES = (
     "jinja2",
@@ -849,7 +846,6 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "AsyncClient",
         "Client",
         "FakeProviderClient",
-        "KEYED_PROVIDERS",
         "LLMRequest",
         "LLMResponse",
         "OpenAIClient",
@@ -947,11 +943,9 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "observer_from_env",
     ),
     "scriptorium.batch": (
-        "ANTHROPIC_LIMITS",
         "BatchJob",
         "BatchLimits",
         "BatchStatus",
-        "OPENAI_LIMITS",
     ),
     "scriptorium.evals": (
         "BaselineComparison",

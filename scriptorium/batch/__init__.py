@@ -17,9 +17,9 @@ from scriptorium._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from scriptorium.batch.job import BatchJob, BatchStatus
-    from scriptorium.llm.batches import ANTHROPIC_LIMITS, OPENAI_LIMITS, BatchLimits
+    from scriptorium.llm.batches import BatchLimits
 
-__all__ = ["ANTHROPIC_LIMITS", "OPENAI_LIMITS", "BatchJob", "BatchLimits", "BatchStatus"]
+__all__ = ["BatchJob", "BatchLimits", "BatchStatus"]
 
 # Loaded on first use: a local batch (``scriptorium.batch.pipeline``, ``.local``) never needs the
 # provider-batch job or the batch APIs' port.
@@ -28,8 +28,6 @@ __getattr__ = lazy_getattr(
     {
         "BatchJob": "batch.job",
         "BatchStatus": "batch.job",
-        "ANTHROPIC_LIMITS": "llm.batches",
-        "OPENAI_LIMITS": "llm.batches",
         "BatchLimits": "llm.batches",
     },
 )

@@ -103,12 +103,21 @@ def _check_cache(
     view: ProjectView, profile_names: set[str], file: str, definition: PromptDefinition
 ) -> Iterator[Problem]:
     model = None
+    spec = None
     if definition.profile is not None and definition.profile in profile_names:
         try:
-            model = view.profiles.get(definition.profile).model
+            profile = view.profiles.get(definition.profile)
         except ScriptoriumError:
-            model = None
-    for kind, message in cache_problems(definition, model):
+            profile = None
+        if profile is not None:
+            model = profile.model
+            spec = view.providers.find(profile.provider)
+    problems = (
+        cache_problems(definition, model)
+        if spec is None
+        else cache_problems(definition, model, spec.minimum_cacheable_tokens)
+    )
+    for kind, message in problems:
         yield Problem(file, kind, message)
 
 

@@ -11,7 +11,6 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import SecretStr
 
@@ -36,17 +35,6 @@ PROVIDER_ENV = "CC_LLM_PROVIDER"
 #: The kernel's own choices besides the keyed providers of the registry.
 MOCK = "mock"
 PROFILE = "profile"
-
-
-def __getattr__(name: str) -> Any:
-    # Kept for one release: the anthropic provider's variables (now its spec's).
-    if name in ("KEY_ENV", "BASE_URL_ENV"):
-        import scriptorium.llm.anthropic.api as anthropic
-
-        return getattr(anthropic, name)
-    if name == "PROVIDERS":
-        return _choices(default_registry())
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _choices(registry: Registry) -> tuple[str, ...]:

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from scriptorium.llm.model import RetryInfo
     from scriptorium.llm.openai.client import OpenAIClient
     from scriptorium.llm.registry import (
-        KEYED_PROVIDERS,
         ProviderConfig,
         ProviderSpec,
         Registry,
@@ -26,7 +25,6 @@ if TYPE_CHECKING:
     from scriptorium.llm.router import Router
 
 __all__ = [
-    "KEYED_PROVIDERS",
     "AnthropicClient",
     "AsyncClient",
     "Client",
@@ -52,7 +50,6 @@ __getattr__ = lazy_getattr(
     __name__,
     {
         "AnthropicClient": "anthropic.client",
-        "KEYED_PROVIDERS": "registry",
         "ProviderSpec": "registry",
         "Registry": "registry",
         "FakeProviderClient": "fake",

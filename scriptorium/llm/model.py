@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
-from scriptorium._lazy import lazy_getattr
 from scriptorium.errors import APIKeyEnvMissingError
 from scriptorium.profile.model import ExecutionSettings, variable_name_problem
 from scriptorium.prompt.model import CachePoint, Message
@@ -33,13 +32,6 @@ __all__ = [
     "is_short_key",
     "key_from_env",
 ]
-
-
-# Kept for one release: whether a provider needs a key is its spec's to say (llm.registry). Looked
-# up by name on first access, so this module, which the registry's types name, never imports it.
-__getattr__ = lazy_getattr(
-    "scriptorium.llm", {"provider_needs_key": "registry", "KEYED_PROVIDERS": "registry"}
-)
 
 
 @dataclass(frozen=True)

@@ -392,11 +392,3 @@ def provider_needs_key(provider: str, options: Mapping[str, Any] | None = None) 
     does not)."""
     spec = default_registry().find(provider)
     return spec is not None and spec.needs_key_for(options or {})
-
-
-def __getattr__(name: str) -> Any:
-    # Kept for one release: the built-in providers that need a key (now each spec says).
-    if name == "KEYED_PROVIDERS":
-        registry = default_registry()
-        return frozenset(n for n in BUILTIN if (s := registry.find(n)) is not None and s.needs_key)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -62,3 +62,27 @@ def test_warnings_do_not_fail_check(tmp_path: Path) -> None:
     prompt = "---\nprofile: claude\ncache: static\n---\n## system\nShort rules.\n\n## user\nHi.\n"
     _project(tmp_path, prompt)
     assert main(["check", "--root", str(tmp_path)]) == 0
+
+
+def test_the_minimum_is_the_profiles_provider_s_own(tmp_path: Path) -> None:
+    """A Claude model name behind a provider that states no cache minimum (an OpenAI-compatible
+    gateway, a fake) gets no "too short" warning: the minimum is the provider spec's to say, not
+    Anthropic's table applied to every profile."""
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "gw.yaml").write_text(
+        "provider: openai\nmodel: claude-haiku-4-5\nendpoint: http://127.0.0.1:4000/v1\n"
+        "api_key_env: GATEWAY_KEY\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "profiles" / "claude.yaml").write_text(
+        "provider: anthropic\nmodel: claude-haiku-4-5\napi_key_env: ANTHROPIC_API_KEY\n",
+        encoding="utf-8",
+    )
+    short = "---\nprofile: {}\ncache: static\n---\n## system\nShort rules.\n\n## user\nHi.\n"
+    (tmp_path / "prompts" / "gw.prompt.md").write_text(short.format("gw"), encoding="utf-8")
+    (tmp_path / "prompts" / "claude.prompt.md").write_text(short.format("claude"), encoding="utf-8")
+    problems = Engine(tmp_path).check()
+    assert [(Path(p.file).name, p.kind) for p in problems] == [
+        ("claude.prompt.md", "cache_too_short")
+    ]

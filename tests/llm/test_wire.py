@@ -1,4 +1,4 @@
-"""``llm.wire`` (what ``prepare`` shows) agrees with what each adapter actually builds, for every
+"""Each provider spec's wire view (what ``prepare`` shows) agrees with what each adapter actually builds, for every
 strategy, format and setting combination."""
 
 from __future__ import annotations
@@ -13,9 +13,19 @@ from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.anthropic.body import build_body
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
 from scriptorium.llm.openai.body import build_params
-from scriptorium.llm.wire import IGNORED_SETTINGS, wire_view
+from scriptorium.llm.registry import Registry, WireView
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
+
+REGISTRY = Registry()
+
+
+def wire_view(request: LLMRequest) -> WireView:
+    """What ``prepare`` shows for ``request``: its provider spec's view, or the request as it is
+    for a provider the registry does not know."""
+    spec = REGISTRY.find(request.target.provider)
+    return WireView(request.system, None, ()) if spec is None else spec.wire_view(request)
+
 
 SCHEMAS: list[dict[str, Any] | None] = [
     None,
@@ -84,7 +94,8 @@ def test_other_providers_send_the_request_as_it_is(provider: str) -> None:
     spec = StructuredOutput(schema_=SCHEMAS[1], strategy="prompt")
     view = wire_view(request(provider, "m", "Sys.", spec, ExecutionSettings(temperature=1.0)))
     assert (view.system, view.ignored_settings) == ("Sys.", ())
-    assert provider not in IGNORED_SETTINGS
+    spec = REGISTRY.find(provider)
+    assert spec is None or spec.ignored_settings == ()
 
 
 reasoning_settings = st.builds(

@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from scriptorium.errors import InvalidRequestError, LLMGenerateError
+from scriptorium.llm.anthropic.api import MEDIA_LIMITS as ANTHROPIC_LIMITS
 from scriptorium.llm.anthropic.body import anthropic_messages
-from scriptorium.llm.media import ANTHROPIC_LIMITS, OPENAI_LIMITS, check_media, limits_for
+from scriptorium.llm.media import check_media, limits_for
 from scriptorium.llm.model import LLMRequest, Target
+from scriptorium.llm.openai.api import MEDIA_LIMITS as OPENAI_LIMITS
 from scriptorium.llm.openai.body import openai_messages
 from scriptorium.prompt.model import MediaPart, Message
 
