@@ -94,8 +94,8 @@ def test_other_providers_send_the_request_as_it_is(provider: str) -> None:
     spec = StructuredOutput(schema_=SCHEMAS[1], strategy="prompt")
     view = wire_view(request(provider, "m", "Sys.", spec, ExecutionSettings(temperature=1.0)))
     assert (view.system, view.ignored_settings) == ("Sys.", ())
-    spec = REGISTRY.find(provider)
-    assert spec is None or spec.ignored_settings == ()
+    provider_spec = REGISTRY.find(provider)
+    assert provider_spec is None or provider_spec.ignored_settings == ()
 
 
 reasoning_settings = st.builds(
