@@ -19,8 +19,31 @@ from pathlib import Path
 import pytest
 
 import scriptorium
+from scriptorium.llm.registry import BUILTIN, Registry
 
 PACKAGE = Path(scriptorium.__file__).parent
+
+
+def _provider_module(target: str) -> str:
+    """The package (or module) of a built-in provider, from its registry entry
+    ``module:attribute``: ``scriptorium.llm.gemini.spec:SPEC`` is ``scriptorium.llm.gemini``."""
+    module = target.split(":", 1)[0]
+    return module.removesuffix(".spec")
+
+
+#: Every built-in provider's package, as the registry lists them: a provider added to the
+#: registry is held to every rule below without this file naming it.
+PROVIDER_MODULES = tuple(sorted({_provider_module(t) for t in BUILTIN.values()}))
+#: The SDKs the built-in providers import (each spec names its own).
+PROVIDER_SDKS = tuple(
+    sorted(
+        {
+            spec.sdk_module
+            for name in BUILTIN
+            if (spec := Registry().find(name)) is not None and spec.sdk_module
+        }
+    )
+)
 
 # Modules that pick concrete technology. The use case and the ports may not import any of them.
 ADAPTER_MODULES = (
@@ -36,10 +59,7 @@ ADAPTER_MODULES = (
     "scriptorium.prompt._sandbox",
     "scriptorium.validate.schema",
     "scriptorium.validate.parse",
-    "scriptorium.llm.anthropic",
-    "scriptorium.llm.openai",
-    "scriptorium.llm.fake",
-    "scriptorium.llm.replay",
+    *PROVIDER_MODULES,
     "scriptorium.llm.router",
     "scriptorium.llm.retry",
     "scriptorium.llm._clients",
@@ -58,8 +78,7 @@ THIRD_PARTY_ADAPTERS = (
     "jsonschema",
     "referencing",
     "yaml",
-    "anthropic",
-    "openai",
+    *PROVIDER_SDKS,
     "httpx",
     "opentelemetry",
 )
@@ -104,6 +123,79 @@ def test_use_case_and_ports_import_no_adapter(path: Path) -> None:
     """Dependencies point inward: no adapter module or adapter library in a port or the use case."""
     bad = sorted(i for i in _imports(path) if _forbidden(i))
     assert not bad, f"{path.relative_to(PACKAGE)} imports adapters: {bad}"
+
+
+def _provider_files(module: str) -> list[Path]:
+    path = PACKAGE.parent.joinpath(*module.split("."))
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+
+
+def _mentions_provider(node: ast.expr) -> bool:
+    """Whether ``node`` is a name or attribute whose identifier says it holds a provider."""
+    if isinstance(node, ast.Name):
+        return "provider" in node.id
+    if isinstance(node, ast.Attribute):
+        return "provider" in node.attr
+    return False
+
+
+def _names_provider(node: ast.AST, names: Iterable[str]) -> str | None:
+    """The provider name a comparison of a provider (``x.provider == "openai"``,
+    ``provider in ("a", "b")``) holds as a string literal, if any."""
+    if not isinstance(node, ast.Compare):
+        return None
+    sides = (node.left, *node.comparators)
+    if not any(_mentions_provider(side) for side in sides):
+        return None
+    for side in sides:
+        values = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+        for value in values:
+            if isinstance(value, ast.Constant) and value.value in names:
+                return str(value.value)
+    return None
+
+
+@pytest.mark.parametrize("module", PROVIDER_MODULES)
+def test_a_provider_package_imports_no_other_provider(module: str) -> None:
+    """Each provider package stands alone: what two providers share lives in the shared machinery
+    of ``llm/``, never in one provider imported by another."""
+    others = [m for m in PROVIDER_MODULES if m != module]
+    bad = sorted(
+        f"{path.relative_to(PACKAGE)}: {imported}"
+        for path in _provider_files(module)
+        for imported in _imports(path)
+        if any(imported == o or imported.startswith(o + ".") for o in others)
+    )
+    assert not bad, bad
+
+
+def test_no_module_outside_a_provider_package_compares_a_provider_name() -> None:
+    """Provider knowledge reaches the rest of the package through the registry: no module outside
+    the provider packages tests a provider's name against a string literal."""
+    names = set(BUILTIN)
+    inside = {path for module in PROVIDER_MODULES for path in _provider_files(module)}
+    inside.add(PACKAGE / "llm" / "registry.py")
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path in inside or "_testing" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = _names_provider(node, names)
+            if name is not None:
+                bad.append(f"{path.relative_to(PACKAGE)}:{node.lineno} compares {name!r}")
+    assert not bad, bad
+
+
+def test_the_provider_name_check_catches_a_comparison() -> None:
+    """The check above is not vacuous: a provider compared to a built-in's name is flagged, and a
+    comparison of something else with the same word is not."""
+    names = set(BUILTIN)
+    flagged = ('profile.provider == "openai"', 'provider in ("x", "anthropic")')
+    for code in flagged:
+        assert _names_provider(ast.parse(code, mode="eval").body, names) is not None, code
+    assert (
+        _names_provider(ast.parse('mode in ("record", "replay")', mode="eval").body, names) is None
+    )
 
 
 def test_the_architecture_check_catches_an_adapter_import(tmp_path: Path) -> None:
@@ -200,17 +292,12 @@ def test_importing_the_engine_builds_no_model() -> None:
 #: What the use case and the ports must never load, directly or through anything they import. An
 #: entry names a module and everything under it; an entry with ``*`` is a pattern.
 TRANSITIVE_ADAPTERS = (
-    # provider packages and the old flat modules that stand for them
-    "scriptorium.llm.anthropic*",
-    "scriptorium.llm.openai*",
-    "scriptorium.llm.gemini*",
+    # every provider package the registry lists
+    *(f"{m}*" for m in PROVIDER_MODULES),
     # the machinery only adapters use
-    "scriptorium.llm.anthropic.direct",
     "scriptorium.llm._clients",
     "scriptorium.llm.router",
     "scriptorium.llm.retry",
-    "scriptorium.llm.fake",
-    "scriptorium.llm.replay",
     # request body, schema and cache builders, wherever they live
     "scriptorium.llm.*body",
     "scriptorium.llm.*schema",
@@ -237,9 +324,7 @@ TRANSITIVE_LIBRARIES = (
     "jsonschema",
     "referencing",
     "yaml",
-    "anthropic",
-    "openai",
-    "google.genai",
+    *PROVIDER_SDKS,
     "httpx",
     "httpx2",  # what newer provider SDKs call httpx
     "opentelemetry",
