@@ -139,7 +139,7 @@ def _mentions_provider(node: ast.expr) -> bool:
     return False
 
 
-def _names_provider(node: ast.AST, names: Iterable[str]) -> str | None:
+def _names_provider(node: ast.AST, names: set[str]) -> str | None:
     """The provider name a comparison of a provider (``x.provider == "openai"``,
     ``provider in ("a", "b")``) holds as a string literal, if any."""
     if not isinstance(node, ast.Compare):
@@ -182,7 +182,9 @@ def test_no_module_outside_a_provider_package_compares_a_provider_name() -> None
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             name = _names_provider(node, names)
             if name is not None:
-                bad.append(f"{path.relative_to(PACKAGE)}:{node.lineno} compares {name!r}")
+                bad.append(
+                    f"{path.relative_to(PACKAGE)}:{getattr(node, 'lineno', 0)} compares {name!r}"
+                )
     assert not bad, bad
 
 
