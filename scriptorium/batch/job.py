@@ -25,7 +25,7 @@ from scriptorium.batch.store import StateFile
 from scriptorium.errors import InvalidRequestError, LLMGenerateError, ScriptoriumError, translate
 from scriptorium.llm.batches import BatchLimits, BatchProvider, Entry, RowResult
 from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.registry import Registry, default_registry
+from scriptorium.llm.registry import Registry
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.usecase.model import RunRequest, RunResult
 
@@ -108,13 +108,6 @@ def batch_apis(registry: Registry) -> ProviderFactory:
         return spec.batches(request, limits, hooks)
 
     return open_provider
-
-
-def open_provider(
-    request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
-) -> BatchProvider:
-    """The batch API for ``request``'s provider, endpoint and key (the default registry's)."""
-    return batch_apis(default_registry())(request, limits, hooks)
 
 
 @dataclass(frozen=True, eq=False)
@@ -478,7 +471,7 @@ def submit(
     store: StateFile | None = None,
     limits: BatchLimits | None = None,
     hooks: RetryHooks | None = None,
-    factory: ProviderFactory = open_provider,
+    factory: ProviderFactory,
     on_step: StepHook | None = None,
 ) -> BatchJob:
     """Prepare ``requests`` and send them as provider batches (see the module doc);
@@ -519,7 +512,7 @@ def resume(
     limits: BatchLimits | None = None,
     hooks: RetryHooks | None = None,
     api_key: str | None = None,
-    factory: ProviderFactory = open_provider,
+    factory: ProviderFactory,
     on_step: StepHook | None = None,
 ) -> BatchJob:
     """The job ``saved`` describes, carried on: an in-doubt chunk is looked up, unsent rows are

@@ -179,11 +179,11 @@ def test_every_row_is_priced_at_half_the_standard_rate(setup: Setup) -> None:
 
 
 def test_the_batch_response_says_service_tier_batch(setup: Setup) -> None:
-    from scriptorium.batch.job import open_provider
+    from scriptorium.batch.job import batch_apis
 
     (request,) = setup.requests("tier")
     _, llm_request = setup.engine.runner.request_for(request)
-    provider = open_provider(llm_request, None, RetryHooks())
+    provider = batch_apis(setup.engine.providers)(llm_request, None, RetryHooks())
     job = setup.engine.submit_batch([request]).wait(0.01)
     batch_id = job.state["chunks"][0]["batch_id"]
     (row,) = provider.results(batch_id)

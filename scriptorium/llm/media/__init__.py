@@ -7,7 +7,7 @@ Each provider's own limits live in its package (its spec's ``media`` rule).
 
 from __future__ import annotations
 
-from scriptorium.llm.media.check import check_media, encoded_size, limits_for, media_bytes
+from scriptorium.llm.media.check import check_media, encoded_size, media_bytes
 from scriptorium.llm.media.limits import MediaLimits, base64_length
 
 __all__ = [
@@ -15,6 +15,5 @@ __all__ = [
     "base64_length",
     "check_media",
     "encoded_size",
-    "limits_for",
     "media_bytes",
 ]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from scriptorium.artifact.media import image_size, media_kind, pdf_page_count
 from scriptorium.artifact.model import Artifact
@@ -25,19 +24,7 @@ from scriptorium.llm.media.limits import MediaLimits, base64_length
 from scriptorium.llm.model import LLMRequest
 from scriptorium.prompt.model import MediaPart, Message, TextPart
 
-__all__ = ["check_media", "encoded_size", "limits_for", "media_bytes"]
-
-
-def limits_for(
-    provider: str, endpoint: str | None, options: Mapping[str, Any], *, profile: str | None = None
-) -> MediaLimits | None:
-    """The rules for a target, from its provider's spec in the default registry; None when
-    scriptorium knows none (``fake``, ``replay`` and registered providers without a media rule
-    take any media; their clients decide)."""
-    from scriptorium.llm.registry import default_registry
-
-    spec = default_registry().find(provider)
-    return None if spec is None else spec.media_limits(endpoint, options, profile)
+__all__ = ["check_media", "encoded_size", "media_bytes"]
 
 
 def media_bytes(messages: Sequence[Message], artifacts: Mapping[str, Artifact]) -> dict[str, bytes]:
@@ -81,24 +68,18 @@ def _page_count(part: MediaPart, data: bytes) -> int | None:
     return pages
 
 
-_FROM_SPEC: Any = object()
-
-
 def check_media(
     request: LLMRequest,
-    limits: MediaLimits | None = _FROM_SPEC,
+    limits: MediaLimits | None,
     *,
     prompt_id: str | None = None,
     profile: str | None = None,
 ) -> None:
-    """``InvalidRequestError`` when the request's media break ``limits`` (by default its
-    provider's rules, from the default registry; see the module doc)."""
+    """``InvalidRequestError`` when the request's media break ``limits`` (its provider's rules,
+    ``ProviderSpec.media_limits``; None: any media)."""
     parts = [(m, part) for m in request.messages for part in m.media]
     if not parts:
         return
-    if limits is _FROM_SPEC:
-        target = request.target
-        limits = limits_for(target.provider, target.endpoint, request.options, profile=profile)
     if limits is None:
         return
     images = pdf_pages = pdf_bytes = 0

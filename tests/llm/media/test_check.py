@@ -3,16 +3,27 @@ request whose bytes are missing."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from scriptorium.errors import InvalidRequestError, LLMGenerateError
 from scriptorium.llm.anthropic.api import MEDIA_LIMITS as ANTHROPIC_LIMITS
 from scriptorium.llm.anthropic.body import anthropic_messages
-from scriptorium.llm.media import check_media, limits_for
+from scriptorium.llm.media import MediaLimits, check_media
 from scriptorium.llm.model import LLMRequest, Target
 from scriptorium.llm.openai.api import MEDIA_LIMITS as OPENAI_LIMITS
 from scriptorium.llm.openai.body import openai_messages
+from scriptorium.llm.registry import Registry
 from scriptorium.prompt.model import MediaPart, Message
+
+REGISTRY = Registry()
+
+
+def limits_for(provider: str, endpoint: str | None, options: dict[str, Any]) -> MediaLimits | None:
+    """A target's media rules, as ``prepare`` asks its provider's spec (None: any media)."""
+    spec = REGISTRY.find(provider)
+    return None if spec is None else spec.media_limits(endpoint, options, None)
 
 
 def test_limits_per_provider() -> None:
@@ -63,5 +74,8 @@ def test_check_media_counts_each_placement() -> None:
         media={"sha256:ab": png},
     )
     with pytest.raises(InvalidRequestError, match="101 images"):
-        check_media(request)
-    check_media(request.model_copy(update={"messages": (Message(role="user", content=(part,)),)}))
+        check_media(request, ANTHROPIC_LIMITS)
+    check_media(
+        request.model_copy(update={"messages": (Message(role="user", content=(part,)),)}),
+        ANTHROPIC_LIMITS,
+    )
