@@ -276,3 +276,31 @@ def test_the_bundled_optimiser_prompt_loads_and_renders(tmp_path: Path) -> None:
     assert "Repeat it as it is." in user
     assert 'case "' in user
     assert textwrap.dedent("{# optimize #}") in user
+
+
+def test_the_worked_example_of_the_readme_holds(tmp_path: Path) -> None:
+    """``examples/optimize`` checks clean and, on a scripted model that follows a clearer
+    instruction, gets a candidate accepted (ten cases, three repeats: enough pairs)."""
+    import shutil
+
+    root = tmp_path / "example"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "optimize", root)
+    assert Engine(root).check() == []
+    clear = "\nnow: people cannot work or lose money or data; today: one user or one bill; later: ideas.\n"
+
+    def answer(request: LLMRequest) -> str:
+        if "You improve a prompt template" in _system(request):
+            return json.dumps({"regions": [clear], "rationale": "name the levels"})
+        ticket = str(request.messages[-1].content).lower()
+        if "people cannot work" not in _system(request):
+            return json.dumps({"urgency": "today"})
+        if any(w in ticket for w in ("log in", "declined", "disappeared")):
+            return json.dumps({"urgency": "now"})
+        if any(w in ticket for w in ("invoice", "locked", "export")):
+            return json.dumps({"urgency": "today"})
+        return json.dumps({"urgency": "later"})
+
+    env = {"ANTHROPIC_API_KEY": "sk-ant-scripted-0000"}
+    report = Engine(root, client=FakeClient([answer]), env=env).optimize("urgency", seed=3)
+    assert report.ok
+    assert (root / "prompts" / "urgency.optimized.md").exists()
