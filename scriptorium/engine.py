@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scriptorium.check.problems import Problem
     from scriptorium.check.view import ProjectView
     from scriptorium.evals.cassettes import CassetteMode
+    from scriptorium.evals.optimize import OptimizeReport
     from scriptorium.evals.report import TestReport
     from scriptorium.evals.suite import Progress
     from scriptorium.llm.batches import BatchLimits
@@ -479,6 +480,130 @@ class Engine:
         source = None if isinstance(baseline, TestReport) else os.fspath(cast("str", baseline))
         return compare(report, old, source=source)
 
+    def optimize(
+        self,
+        prompt: str,
+        *,
+        profile: str | None = None,
+        optimizer_profile: str | None = None,
+        budget_micro: int | None = None,
+        max_candidates: int = 3,
+        holdout: float = 0.3,
+        repeat: int | None = None,
+        seed: int = 0,
+        out: str | os.PathLike[str] | None = None,
+        concurrency: int = 8,
+        cassettes: CassetteMode | None = None,
+        on_step: Callable[[str], None] | None = None,
+    ) -> OptimizeReport:
+        """Improve the marked regions (``{# optimize #} ... {# /optimize #}``) of ``prompt``
+        against its tests file: split the cases by ``seed`` (``holdout`` of them held out), let
+        the bundled optimiser prompt (run on ``optimizer_profile``, else the cases' profile)
+        propose up to ``max_candidates`` new texts, and accept one only when it beats the seed on
+        held-out by a one-sided exact paired test at 0.05 with no ``must_pass`` case failing.
+        Every run counts against ``budget_micro``. The prompt file is never written: an accepted
+        candidate goes to ``out`` (default ``prompts/<id>.optimized.md``), created new, never
+        replacing a file. ``InvalidRequestError`` (before anything is spent) for a prompt without
+        a marked region, too few cases to hold out three, or an ``out`` that exists."""
+        from scriptorium._files import ConfinedDir
+        from scriptorium.evals.cassettes import CassetteProfiles
+        from scriptorium.evals.files import TestFiles
+        from scriptorium.evals.optimize import (
+            OPTIMIZER_PROMPT_ID,
+            Optimization,
+            VersionPrompts,
+            split_cases,
+            write_new_file,
+        )
+        from scriptorium.evals.regions import find_regions
+        from scriptorium.promptdef.files import MAX_PROMPT_BYTES, SUFFIX, read_text
+        from scriptorium.promptdef.parse import parse_prompt
+        from scriptorium.usecase.model import RunRequest
+
+        if max_candidates < 1:
+            raise InvalidRequestError("max_candidates must be at least 1", field="max_candidates")
+        if budget_micro is not None and budget_micro < 0:
+            raise InvalidRequestError("budget_micro must not be negative", field="budget_micro")
+        if repeat is not None and repeat < 1:
+            raise InvalidRequestError("repeat must be at least 1", field="repeat")
+        definition = self.prompts.get(prompt)
+        relative = prompt + SUFFIX
+        prompts_dir = self.root / "prompts"
+        raw, _ = read_text(
+            ConfinedDir(prompts_dir),
+            relative,
+            prompt_id=prompt,
+            max_bytes=MAX_PROMPT_BYTES,
+            subject=f"prompt {prompt!r}",
+            invalid=f"prompt {prompt!r}: {relative}",
+        )
+        text = raw.removeprefix("\ufeff").replace("\r\n", "\n")
+        regions = find_regions(text, prompt_id=prompt)
+        tests = TestFiles(prompts_dir).get(prompt)
+        split_cases([c.name for c in tests.cases], holdout, seed)  # refused before any spend
+        target = prompts_dir / (prompt + ".optimized.md") if out is None else Path(out)
+        if target.is_symlink() or target.exists():
+            raise InvalidRequestError(
+                f"{target} already exists; optimize never replaces a file (choose another --out)",
+                field="out",
+            )
+        profile_repo: ProfileRepository = self.profiles
+        if cassettes is not None:
+            profile_repo = CassetteProfiles(self.profiles, cassettes, calls_out=self._calls_out)
+        chosen = (
+            optimizer_profile
+            or profile
+            or tests.profile
+            or definition.profile
+            or self.default_profile
+        )
+        proposer = self._twin(
+            prompts=VersionPrompts(self.prompts, prompt, None), profiles=profile_repo
+        )
+
+        def evaluate(version_text: str, cases: Sequence[str]) -> TestReport:
+            version = parse_prompt(version_text, prompt_id=prompt, source=relative)
+            twin = self._twin(
+                prompts=VersionPrompts(self.prompts, prompt, version), profiles=self.profiles
+            )
+            return twin.test(
+                [prompt],
+                None if profile is None else [profile],
+                repeat,
+                cases=cases,
+                concurrency=concurrency,
+                cassettes=cassettes,
+            )
+
+        def propose(inputs: dict[str, Any]) -> RunResult | ScriptoriumError:
+            request = RunRequest(prompt_id=OPTIMIZER_PROMPT_ID, inputs=inputs, profile=chosen)
+            try:
+                return proposer.run(request)
+            except ScriptoriumError as err:
+                return err
+
+        report, accepted = Optimization(
+            prompt_id=prompt,
+            text=text,
+            regions=regions,
+            tests=tests,
+            evaluate=evaluate,
+            propose=propose,
+            seed=seed,
+            holdout=holdout,
+            repeat=repeat or tests.repeat,
+            max_candidates=max_candidates,
+            budget_micro=budget_micro,
+            profile=profile,
+            optimizer_profile=chosen,
+            prompt_path=_shown_path(prompts_dir / relative, self.root),
+            out_path=_shown_path(target, self.root),
+            on_step=on_step or (lambda _: None),
+        ).run()
+        if accepted is not None:
+            write_new_file(target, accepted)
+        return report
+
     def _twin(self, *, prompts: PromptRepository, profiles: ProfileRepository) -> Engine:
         """This engine over other prompt and profile repositories (a test run's: the judge
         prompt beside the project's, cassette profiles in one mode); everything else shared."""
@@ -652,6 +777,14 @@ def as_request(request: RunRequest | str, fields: Mapping[str, Any]) -> RunReque
         return request
     with translate(InvalidRequestError, "invalid request"):
         return RunRequest(prompt_id=request, **fields)
+
+
+def _shown_path(path: Path, root: Path) -> str:
+    """``path`` relative to the project root when it is inside it (as a diff names files)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _directory(value: object, name: str) -> Path:

@@ -1036,6 +1036,7 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
     ),
     "scriptorium.evals": (
         "BaselineComparison",
+        "CandidateReport",
         "Case",
         "CaseComparison",
         "CaseReport",
@@ -1045,6 +1046,8 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "Interval",
         "JudgeSpec",
         "JudgeVerdict",
+        "OptimizeReport",
+        "OptimizeScore",
         "RepeatOutcome",
         "RunError",
         "TestReport",

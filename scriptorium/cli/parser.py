@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 from scriptorium._version import DISTRIBUTION, installed_version
 from scriptorium.cli.inputs import guess_value, split_input
+from scriptorium.cli.optimize import add_optimize_parser
 from scriptorium.cli.test import add_test_parser
 
 __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
@@ -278,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(verify, json_help="print the verification as JSON")
 
     add_test_parser(commands, _common)
+    add_optimize_parser(commands, _common)
 
     serve = commands.add_parser(
         "serve", help="serve the prompts over HTTP (token from SCRIPTORIUM_HTTP_TOKEN)"

@@ -6,7 +6,8 @@ Modules: ``model`` (the tests-file format), ``parse`` and ``files`` (reading it)
 (checking one result), ``judge`` (the bundled judge prompt), ``stats`` (pure statistics),
 ``report`` (:class:`TestReport` and its parts), ``score`` (outcomes to reports), ``suite`` (running
 the matrix), ``baseline`` (regressions), ``junit`` (JUnit XML), ``cassettes`` (``--record`` /
-``--replay``), ``rows`` (progress from the executor), ``pytest_plugin``. Names load on first use.
+``--replay``), ``rows`` (progress from the executor), ``pytest_plugin``; ``regions``, ``optimize`` and
+``bundled`` for ``scriptorium optimize``. Names load on first use.
 """
 
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from scriptorium._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from scriptorium.evals.model import Case, Expect, JudgeSpec, TestsFile, TextArtifact
+    from scriptorium.evals.optimize import CandidateReport, OptimizeReport, OptimizeScore
     from scriptorium.evals.report import (
         BaselineComparison,
         CaseComparison,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BaselineComparison",
+    "CandidateReport",
     "Case",
     "CaseComparison",
     "CaseReport",
@@ -39,6 +42,8 @@ __all__ = [
     "Interval",
     "JudgeSpec",
     "JudgeVerdict",
+    "OptimizeReport",
+    "OptimizeScore",
     "RepeatOutcome",
     "RunError",
     "TestReport",
@@ -54,6 +59,9 @@ __getattr__ = lazy_getattr(
         "JudgeSpec": "model",
         "TestsFile": "model",
         "TextArtifact": "model",
+        "CandidateReport": "optimize",
+        "OptimizeReport": "optimize",
+        "OptimizeScore": "optimize",
         "BaselineComparison": "report",
         "CaseComparison": "report",
         "CaseReport": "report",

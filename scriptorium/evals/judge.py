@@ -10,16 +10,12 @@ boolean ``pass`` is a judge error, never a failure of the case.
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scriptorium._files import ConfinedDir, FileProblem
-from scriptorium._loading import FormatProblem, decode_utf8
-from scriptorium.errors import PromptLoadError, ScriptoriumError
+from scriptorium.errors import ScriptoriumError
+from scriptorium.evals.bundled import bundled_prompt
 from scriptorium.evals.report import JudgeVerdict, RunError
 from scriptorium.hashing import canonical_json
-from scriptorium.promptdef.parse import parse_prompt
 
 if TYPE_CHECKING:
     from scriptorium.evals.model import JudgeSpec
@@ -41,22 +37,11 @@ __all__ = [
 JUDGE_PROMPT_ID = "scriptorium/judge"
 #: The bundled prompt file, in this package.
 JUDGE_FILE = "judge.prompt.md"
-_MAX_JUDGE_BYTES = 1 << 20
 
 
-@functools.cache
 def judge_definition() -> PromptDefinition:
-    """The bundled judge prompt, read the bounded way and parsed by the prompt parser (once)."""
-    directory = ConfinedDir(Path(__file__).parent)
-    try:
-        text = decode_utf8(directory.read(JUDGE_FILE, max_bytes=_MAX_JUDGE_BYTES).data)
-    except (FileProblem, FormatProblem) as err:
-        raise PromptLoadError(
-            f"the bundled judge prompt cannot be read ({err}); reinstall scriptorium",
-            prompt_id=JUDGE_PROMPT_ID,
-            reason="unreadable",
-        ) from err
-    return parse_prompt(text, prompt_id=JUDGE_PROMPT_ID, source=JUDGE_FILE)
+    """The bundled judge prompt (read and parsed once)."""
+    return bundled_prompt(JUDGE_FILE, JUDGE_PROMPT_ID)
 
 
 class JudgePrompts:

@@ -144,6 +144,9 @@ class Case(BaseModel):
     artifacts: dict[str, str | TextArtifact] = Field(default_factory=dict)
     expect: Expect = Expect()
     min_pass_rate: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    #: A case no new version may fail: a comparison or an optimisation in which it regresses is
+    #: refused whatever the other cases say.
+    must_pass: bool = False
 
     @field_validator("artifacts")
     @classmethod

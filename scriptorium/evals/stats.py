@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 __all__ = [
     "Z_95",
+    "exact_paired_p",
     "is_regression",
     "pass_at_k",
     "pass_hat_k",
@@ -101,3 +102,28 @@ def is_regression(old_rate: float | None, passed: int, scored: int, z: float = Z
 def _counts(passed: int, scored: int) -> None:
     if scored < 0 or passed < 0 or passed > scored:
         raise ValueError("expected 0 <= passed <= scored")
+
+
+def exact_paired_p(gained: int, lost: int, *, two_sided: bool = False) -> float:
+    """The exact paired test over discordant pairs (McNemar's, exact binomial form).
+
+    Two versions ran on the same pairs (a case and a repeat); ``gained`` pairs failed before and
+    pass now, ``lost`` passed before and fail now (pairs with the same outcome say nothing about
+    the difference). Under "no difference" each discordant pair goes either way with probability
+    1/2, so with ``n = gained + lost``:
+
+    - one-sided (is the new version better?): ``P(X >= gained)``, ``X ~ Binomial(n, 1/2)``;
+    - two-sided: ``min(1, 2 * P(X <= min(gained, lost)))``.
+
+    No discordant pair is p = 1. Exact sums, no normal approximation: the counts a prompt test
+    produces are small.
+    """
+    _counts(gained, gained + lost)
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    total = 1 << n
+    if two_sided:
+        tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1))
+        return min(1.0, 2 * tail / total)
+    return sum(math.comb(n, k) for k in range(gained, n + 1)) / total

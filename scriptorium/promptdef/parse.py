@@ -24,7 +24,14 @@ from scriptorium.errors import InvalidRequestError, PromptLoadError
 from scriptorium.profile.model import is_valid_profile_name
 from scriptorium.promptdef.model import CacheMark, PromptDefinition, Section, is_valid_prompt_id
 
-__all__ = ["CACHE_LINE", "ROLE_LINE", "check_prompt_id", "parse_prompt", "split_sections"]
+__all__ = [
+    "CACHE_LINE",
+    "ROLE_LINE",
+    "check_prompt_id",
+    "parse_prompt",
+    "split_front_matter",
+    "split_sections",
+]
 
 #: A line that opens a role section: exactly ``## <role>``, trailing blanks allowed.
 ROLE_LINE = re.compile(r"^## (system|user|assistant)[ \t]*$")
@@ -127,7 +134,9 @@ def split_sections(body: str) -> tuple[Section, ...]:
     return tuple(sections)
 
 
-def _split_front_matter(text: str) -> tuple[str | None, str]:
+def split_front_matter(text: str) -> tuple[str | None, str]:
+    """``(front matter, body)`` of a prompt file's text (None: it has no front matter);
+    ``PromptLoadError`` when the front matter is not closed."""
     lines = text.split("\n")
     if not lines or not _FENCE.match(lines[0]):
         return None, text
@@ -169,7 +178,7 @@ def parse_prompt(text: str, *, prompt_id: str, source: str | None = None) -> Pro
     where = f"prompt {prompt_id!r}"
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     try:
-        front, body = _split_front_matter(text)
+        front, body = split_front_matter(text)
         data = _front_matter(front)
         sections = split_sections(body)
     except PromptLoadError as err:
