@@ -20,6 +20,7 @@ from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.bedrock.api import PROVIDER
 from scriptorium.llm.model import Failure
+from scriptorium.llm.retry.http import classify_http
 
 __all__ = ["Place", "Runtime", "classify", "default_factory", "sdk", "secrets_of"]
 
@@ -95,6 +96,10 @@ class Runtime:
     client: Any
     secrets: tuple[str, ...]
 
+    def close(self) -> None:
+        """Close the client's connection pool."""
+        self.client.close()
+
 
 def default_factory(is_async: bool, key: str, slot: Hashable) -> Runtime:
     """The boto3 client of ``slot`` (a :class:`Place`): retries off (scriptorium's own retry loop
@@ -128,38 +133,32 @@ def default_factory(is_async: bool, key: str, slot: Hashable) -> Runtime:
 
 
 def _client_error(err: Any) -> Failure:
+    """An API error: by Bedrock's error name when it names one the table knows, else by its
+    status as every adapter reads one (the shared HTTP classifier); the status and
+    ``Retry-After`` kept either way."""
     response = getattr(err, "response", None) or {}
     error = response.get("Error") or {}
     code = str(error.get("Code") or "")
     message = str(error.get("Message") or "")
     meta = response.get("ResponseMetadata") or {}
-    status = meta.get("HTTPStatusCode")
-    status = status if isinstance(status, int) else None
-    reason, retryable = _ERRORS.get(code, ("", False))
-    if not reason:
-        reason, retryable = _by_status(status)
+    found = meta.get("HTTPStatusCode")
+    status = found if isinstance(found, int) else 500
+    headers = {str(k).lower(): str(v) for k, v in (meta.get("HTTPHeaders") or {}).items()}
+    by_status = classify_http(status, headers, {"message": message})
+    named = _ERRORS.get(code)
+    if named is None:
+        return by_status
+    reason, retryable = named
     if reason == "invalid_request" and any(w in message.lower() for w in _CONTEXT_WORDS):
         reason = "context_window"
-    shown = f"{code or 'error'}: {message}" if message else (code or "error")
-    return Failure(reason, retryable, status, message=f"HTTP {status} {shown}"[:500])
-
-
-def _by_status(status: int | None) -> tuple[str, bool]:
-    if status is None:
-        return "server_error", True
-    if status == 429:
-        return "rate_limited", True
-    if status in (408,):
-        return "timeout", True
-    if status >= 500:
-        return "server_error", True
-    if status in (401,):
-        return "auth", False
-    if status == 403:
-        return "permission", False
-    if status == 404:
-        return "not_found", False
-    return "invalid_request", False
+    shown = f"{code}: {message}" if message else code
+    return Failure(
+        reason,
+        retryable,
+        status,
+        retry_after_s=by_status.retry_after_s,
+        message=f"HTTP {status} {shown}"[:500],
+    )
 
 
 def _urllib3(err: BaseException) -> Failure | None:

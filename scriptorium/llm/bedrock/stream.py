@@ -105,6 +105,13 @@ class _Opened:
     pending: list[StreamItem]
     fold: ConverseFold
     request_id: str | None
+    #: boto3's event stream, closed (with its connection) when the reading ends early.
+    body: Any = None
+
+    def close(self) -> None:
+        """Close the stream's connection."""
+        if self.body is not None:
+            self.body.close()
 
 
 def _open(call: ConverseCall, runtime: Any) -> _Opened:
@@ -113,12 +120,17 @@ def _open(call: ConverseCall, runtime: Any) -> _Opened:
     meta = result.get("ResponseMetadata") if isinstance(result, dict) else None
     found = meta.get("RequestId") if isinstance(meta, dict) else None
     request_id = found if isinstance(found, str) else None
-    events = iter(result["stream"])
-    for event in events:
-        pieces = fold.add(event)
-        if pieces or fold.ended:
-            return _Opened(events, pieces, fold, request_id)
-    return _Opened(iter(()), [], fold, request_id)
+    body = result["stream"]
+    events = iter(body)
+    try:
+        for event in events:
+            pieces = fold.add(event)
+            if pieces or fold.ended:
+                return _Opened(events, pieces, fold, request_id, body)
+    except BaseException:
+        body.close()
+        raise
+    return _Opened(iter(()), [], fold, request_id, body)
 
 
 def stream(
@@ -131,10 +143,12 @@ def stream(
     args = call.retry_args(hooks)
     opened, attempts, _ = call_with_retry(lambda _: _open(call, runtime), classify, **args)
     fold = opened.fold
-    yield from opened.pending
     try:
+        yield from opened.pending
         for event in opened.events:
             yield from fold.add(event)
+    except GeneratorExit:
+        raise
     except Exception as err:
         raise broken_stream(
             err,
@@ -145,6 +159,8 @@ def stream(
             attempts=attempts,
             classify=classify,
         ) from err
+    finally:
+        opened.close()
     if not fold.ended:
         raise LLMGenerateError(
             redact(
