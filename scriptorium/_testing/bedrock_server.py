@@ -9,7 +9,8 @@ the real ``AnthropicBedrock`` client can be tested end to end with fake AWS cred
         server.requests[-1].headers["authorization"]   # AWS4-HMAC-SHA256 Credential=...
 
 ``POST /model/{model id}/invoke`` answers a Messages API body, ``/invoke-with-response-stream``
-the same reply as an AWS event stream (``application/vnd.amazon.eventstream``: each Messages
+the same reply as an AWS event stream; ``/converse`` and ``/converse-stream`` answer the same
+script in the Converse API's shape (:mod:`scriptorium._testing.converse`: ``provider: bedrock``) (``application/vnd.amazon.eventstream``: each Messages
 API event base64-wrapped in a ``chunk`` message, an ``error`` event as an ``exception`` message).
 The scripting is ``FakeAnthropicServer``'s (``reply``, ``reply_tool``, ``fail_midstream``,
 ``reset_midstream``, ``delay``, ``malformed``, ...), the errors Bedrock's: ``fail(status)`` sends
@@ -28,16 +29,22 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
+from scriptorium._testing.converse import converse_body, converse_events
 from scriptorium._testing.eventstream import chunk_message, exception_message
 from scriptorium._testing.http import RESET, Answer, RecordedRequest
 
 __all__ = ["EXCEPTIONS", "FakeBedrockServer", "RecordedRequest"]
 
-_INVOKE = re.compile(r"^/model/(?P<model>[^/]+)/(?P<op>invoke|invoke-with-response-stream)$")
+_INVOKE = re.compile(
+    r"^/model/(?P<model>[^/]+)/"
+    r"(?P<op>invoke|invoke-with-response-stream|converse|converse-stream)$"
+)
+_STREAM_OPS = frozenset({"invoke-with-response-stream", "converse-stream"})
+_CONVERSE_OPS = frozenset({"converse", "converse-stream"})
 _STREAM_TYPE = "application/vnd.amazon.eventstream"
 _ERROR_TYPE_SUFFIX = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 
@@ -96,6 +103,18 @@ def _framed(part: bytes) -> bytes:
     return out
 
 
+def _converse_framer() -> Callable[[bytes], bytes]:
+    """Frames the parts of one streamed answer as Converse events (usage kept across parts)."""
+    converter = converse_events()
+
+    def frame(part: bytes) -> bytes:
+        return b"".join(
+            converter.convert(event) for event in _events(part) if isinstance(event, dict)
+        )
+
+    return frame
+
+
 class FakeBedrockServer(FakeAnthropicServer):
     """A scripted Bedrock runtime on ``127.0.0.1`` (see the module); ``url`` is what an
     ``AnthropicBedrock`` client or a profile's ``endpoint`` takes."""
@@ -119,13 +138,17 @@ class FakeBedrockServer(FakeAnthropicServer):
         self._request_ids = itertools.count(1)
 
     def scripted(self, path: str) -> bool:
-        """``/model/{id}/invoke`` and ``/model/{id}/invoke-with-response-stream``."""
+        """``/model/{id}/invoke``, ``/invoke-with-response-stream``, ``/converse`` and
+        ``/converse-stream``."""
         return _INVOKE.match(path) is not None
+
+    def _op(self, request: RecordedRequest) -> str | None:
+        found = _INVOKE.match(request.path.split("?")[0])
+        return None if found is None else found.group("op")
 
     def streams(self, request: RecordedRequest) -> bool:
         """A stream is asked for by the path (the body says nothing)."""
-        found = _INVOKE.match(request.path.split("?")[0])
-        return found is not None and found.group("op") == "invoke-with-response-stream"
+        return self._op(request) in _STREAM_OPS
 
     def deliver(self, request: RecordedRequest, answer: Answer) -> Answer:
         """Refuses an unsigned request; frames a streamed answer as an AWS event stream."""
@@ -134,10 +157,20 @@ class FakeBedrockServer(FakeAnthropicServer):
             return self._error(
                 403, "MissingAuthenticationTokenException", "Missing Authentication Token"
             )
+        converse = self._op(request) in _CONVERSE_OPS
+        if converse and answer.parts is None and answer.status == 200 and answer.body:
+            try:
+                message = json.loads(answer.body)
+            except ValueError:
+                return answer  # a scripted malformed body goes out as it is
+            if isinstance(message, dict) and message.get("type") == "message":
+                return Answer.json(converse_body(message), 200, answer.headers)
+            return answer
         if answer.parts is None or answer.content_type != "text/event-stream":
             return answer
+        frame = _converse_framer() if converse else _framed
         parts = tuple(
-            (delay_s, data if data == RESET else _framed(data)) for delay_s, data in answer.parts
+            (delay_s, data if data == RESET else frame(data)) for delay_s, data in answer.parts
         )
         return Answer(parts=parts, headers=answer.headers, content_type=_STREAM_TYPE)
 

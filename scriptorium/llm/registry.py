@@ -247,6 +247,7 @@ BUILTIN: Mapping[str, str] = {
     "anthropic": "scriptorium.llm.anthropic.spec:SPEC",
     "openai": "scriptorium.llm.openai.spec:SPEC",
     "gemini": "scriptorium.llm.gemini.spec:SPEC",
+    "bedrock": "scriptorium.llm.bedrock.spec:SPEC",
     "fake": "scriptorium.llm.fake:SPEC",
     "replay": "scriptorium.llm.replay:SPEC",
 }

@@ -40,7 +40,6 @@ from scriptorium.llm.anthropic.reasoning import reasoning_plan
 from scriptorium.llm.anthropic.schema import (
     Strategy,
     choose_strategy,
-    prompt_instructions,
     reduce_schema_cached,
     tool_name,
 )
@@ -49,6 +48,7 @@ from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
 from scriptorium.llm.sdk_http import encode_body
+from scriptorium.llm.structured import prompt_instructions
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message, TextPart
 

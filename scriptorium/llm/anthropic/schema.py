@@ -9,7 +9,6 @@ API enforces, never what scriptorium accepts.
 from __future__ import annotations
 
 import copy
-import json
 import re
 import threading
 from typing import Any, Literal
@@ -20,7 +19,6 @@ from scriptorium.llm.model import StructuredOutput
 __all__ = [
     "Strategy",
     "choose_strategy",
-    "prompt_instructions",
     "reduce_schema",
     "reduce_schema_cached",
     "supports_native",
@@ -197,14 +195,3 @@ def _reduce_array(node: dict[str, Any], out: dict[str, Any], dropped: set[str], 
         out["minItems"] = node["minItems"]
     elif "minItems" in node:
         dropped.add("minItems")
-
-
-def prompt_instructions(spec: StructuredOutput) -> str:
-    """The text appended to the system prompt for the ``prompt`` strategy."""
-    if spec.format == "json" or not isinstance(spec.schema_, dict):
-        return "Respond with a single valid JSON value only: no prose, no code fences."
-    schema = json.dumps(spec.schema_, ensure_ascii=False, sort_keys=True)
-    return (
-        "Respond with a single JSON value only (no prose, no code fences) that is valid against "
-        f"this JSON Schema:\n{schema}"
-    )

@@ -18,7 +18,6 @@ cannot drift.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ from scriptorium.llm.media.wire import b64_text, part_bytes
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
+from scriptorium.llm.structured import prompt_instructions
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message, TextPart
 
@@ -41,7 +41,6 @@ __all__ = [
     "gemini_contents",
     "gemini_system",
     "ignored_settings",
-    "prompt_instructions",
     "request_reasoning",
     "tool_name",
     "wire_view",
@@ -59,17 +58,6 @@ class Built:
     strategy: str | None
     dropped: tuple[str, ...] = ()
     plan: ReasoningPlan | None = None
-
-
-def prompt_instructions(structured: StructuredOutput) -> str:
-    """The text the ``prompt`` strategy adds to the system instruction."""
-    schema = structured.schema_
-    if structured.format == "json" or not isinstance(schema, dict):
-        return "Respond with a single valid JSON value only: no prose, no code fences."
-    return (
-        "Respond with a single JSON value only (no prose, no code fences) that is valid against "
-        f"this JSON Schema:\n{json.dumps(schema, ensure_ascii=False, sort_keys=True)}"
-    )
 
 
 def gemini_system(request: LLMRequest, strategy: str | None) -> str | None:

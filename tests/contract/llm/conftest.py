@@ -20,6 +20,7 @@ from tests.contract.llm.harnesses import (
     AWS_ENV,
     AnthropicHarness,
     AzureHarness,
+    BedrockConverseHarness,
     BedrockHarness,
     FakeClientHarness,
     FakeProviderHarness,
@@ -91,7 +92,7 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         gemini_server.count_tokens = None
         gemini = GeminiHarness if name == "gemini" else GeminiVertexHarness
         built = gemini(gemini_server)
-    elif name == "bedrock":
+    elif name in ("bedrock", "bedrock_converse"):
         monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
         for variable, value in AWS_ENV.items():
             monkeypatch.setenv(variable, value)
@@ -101,7 +102,7 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
         bedrock: FakeBedrockServer = request.getfixturevalue("bedrock_server")
         bedrock.reset()
-        built = BedrockHarness(bedrock)
+        built = BedrockHarness(bedrock) if name == "bedrock" else BedrockConverseHarness(bedrock)
     elif name == "vertex":
         vertex: FakeVertexServer = request.getfixturevalue("vertex_server")
         vertex.reset()

@@ -33,6 +33,7 @@ import pytest
 
 from scriptorium._testing.http import Answer, RecordedRequest
 from scriptorium.llm.anthropic import AnthropicClient
+from scriptorium.llm.bedrock.client import BedrockClient
 from scriptorium.llm.fake import FakeProviderClient
 from scriptorium.llm.gemini import GeminiClient
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
@@ -723,6 +724,68 @@ class BedrockHarness(AnthropicHarness):
         return self.client.verify(self.target(), None, options=self.options)
 
 
+class BedrockConverseHarness(BedrockHarness):
+    """``provider: bedrock``: a non-Claude model through Converse and ConverseStream, boto3
+    signing with the AWS chain (the same fake server answers in the Converse shape)."""
+
+    name = "bedrock_converse"
+    provider = "bedrock"
+    model = "us.amazon.nova-pro-v1:0"
+    priced_as = "amazon.nova-pro-v1:0"
+    auto_picks = "tool"
+    path = f"/model/{model}/converse"
+    stream_path = f"/model/{model}/converse-stream"
+    options: ClassVar[dict[str, Any]] = {"region": "us-east-1"}
+    reasons: ClassVar[Mapping[str, str]] = {
+        "count_tokens": "Converse has no token-counting route for every model (runs get the "
+        "local estimate)",
+        "native": "no model of the dated table offers a JSON-schema output format through "
+        "Converse: native is refused at prepare (tests/llm/bedrock/test_converse.py)",
+        "reasoning": "Converse reports no reasoning-token count apart from the output tokens "
+        "(thinking through Converse: tests/llm/bedrock/test_converse.py)",
+        "json_answer_to_stream": "boto3 reads the streamed body itself: a JSON answer to "
+        "ConverseStream fails its event-stream framing (invalid_response), it is not read as "
+        "an answer",
+    }
+
+    def foreign_body_to_stream(self, kind: str, text: str = "") -> None:
+        if kind == "answer":
+            self.cannot("json_answer_to_stream")
+        super().foreign_body_to_stream(kind, text)
+
+    def _build(self) -> Any:
+        return BedrockClient(options=self.options, hooks=self.clock.hooks())
+
+    def answer_structured(self, value: Any, strategy: str) -> None:
+        if strategy == "native":
+            self.cannot("native")
+        super().answer_structured(value, strategy)
+
+    def answer_reasoning(
+        self,
+        text: str,
+        reasoning: str,
+        *,
+        output_tokens: int,
+        reasoning_tokens: int,
+        chunks: int | None = None,
+    ) -> None:
+        self.cannot("reasoning")
+
+    def wire_strategy(self) -> str:
+        body = self.last_body()
+        if "toolConfig" in body:
+            return "tool"
+        system = " ".join(str(part.get("text", "")) for part in body.get("system", []))
+        return "prompt" if "schema" in system.lower() else "none"
+
+    def output_limits(self, body: dict[str, Any]) -> list[int]:
+        return [body["inferenceConfig"]["maxTokens"]]
+
+    def messages_of(self, body: dict[str, Any]) -> list[Any]:
+        return list(body["messages"])
+
+
 class VertexHarness(AnthropicHarness):
     name = "vertex"
     model = "claude-sonnet-4-6"
@@ -994,6 +1057,7 @@ ADAPTERS = (
     "gemini",
     "gemini_vertex",
     "bedrock",
+    "bedrock_converse",
     "vertex",
     "azure",
     "fake",

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 from scriptorium.llm.anthropic.schema import (
     choose_strategy,
-    prompt_instructions,
     reduce_schema,
     supports_native,
     tool_name,
 )
 from scriptorium.llm.model import StructuredOutput
+from scriptorium.llm.structured import prompt_instructions
 
 
 def test_reduction_closes_objects_and_drops_bounds_everywhere() -> None:
