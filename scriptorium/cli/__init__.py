@@ -1,5 +1,5 @@
 """The ``scriptorium`` command: ``run``, ``prepare``, ``batch``, ``list``,
-``check``, ``verify``, ``test`` and ``serve`` over a project directory.
+``check``, ``verify``, ``test``, ``serve`` and ``mcp`` over a project directory.
 
 Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <message>`` (with
 ``--json``, ``{"error": {"code": ..., "message": ...}}``), and the exit status says which kind:
@@ -36,6 +36,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("scriptorium.cli.commands", "cmd_verify"),
     "serve": ("scriptorium.cli.serve", "cmd_serve"),
     "test": ("scriptorium.cli.test", "cmd_test"),
+    "mcp": ("scriptorium.cli.mcp", "cmd_mcp"),
 }
 
 
