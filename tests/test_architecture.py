@@ -48,6 +48,7 @@ ADAPTER_MODULES = (
     "scriptorium.cli",
     "scriptorium.kernel",
     "scriptorium.httpapi",
+    "scriptorium.mcp",
     "scriptorium.testing",
     "scriptorium._testing",
     "scriptorium._loading",
@@ -62,6 +63,7 @@ THIRD_PARTY_ADAPTERS = (
     "openai",
     "httpx",
     "opentelemetry",
+    "mcp",
 )
 
 PORT_MODULES = sorted(
@@ -231,6 +233,7 @@ TRANSITIVE_ADAPTERS = (
     "scriptorium.cli",
     "scriptorium.kernel",
     "scriptorium.httpapi",
+    "scriptorium.mcp",
     "scriptorium.batch",
     "scriptorium.check",
     "scriptorium.lint*",
@@ -246,6 +249,8 @@ TRANSITIVE_LIBRARIES = (
     "httpx",
     "httpx2",  # what newer provider SDKs call httpx
     "opentelemetry",
+    "mcp",
+    "mcp_types",
 )
 
 #: The port modules: each package's model and the Protocol modules the use case holds.
@@ -971,6 +976,7 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "TextArtifact",
     ),
     "scriptorium.httpapi": ("ACCESS_LOGGER", "create_app"),
+    "scriptorium.mcp": ("create_server",),
     "scriptorium.kernel": ("EXIT_COMPLETED", "EXIT_CONFIG", "EXIT_FAILED", "main", "serve"),
 }
 

@@ -24,11 +24,22 @@ from mcp.shared.exceptions import MCPError
 from scriptorium._suggest import did_you_mean
 from scriptorium._version import installed_version
 from scriptorium.errors import InvalidRequestError, ScriptoriumError
-from scriptorium.mcp import tools
 from scriptorium.mcp.arguments import request_from_arguments, run_request, split_arguments
 from scriptorium.mcp.catalog import completion_values, prompt_entry, prompt_summary
 from scriptorium.mcp.errors import INVALID_PARAMS, error_data, rpc_code
 from scriptorium.mcp.render import prompt_result
+from scriptorium.mcp.tools import (
+    LIST_TOOL,
+    RENDER_TOOL,
+    RUN_TOOL,
+    error_result,
+    fixed_tools,
+    json_result,
+    prompt_tool,
+    read_run_arguments,
+    run_result,
+    tool_name,
+)
 
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
@@ -148,9 +159,9 @@ class _Prompts:
     async def list_tools(
         self, ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        listed = tools.fixed_tools()
+        listed = fixed_tools()
         if self.tools_per_prompt:
-            listed.extend(tools.prompt_tool(d, self.output_document(d)) for d in self.definitions())
+            listed.extend(prompt_tool(d, self.output_document(d)) for d in self.definitions())
         return types.ListToolsResult(tools=listed)
 
     def output_document(self, definition: PromptDefinition) -> Any:
@@ -170,19 +181,19 @@ class _Prompts:
     ) -> types.CallToolResult:
         arguments = params.arguments or {}
         try:
-            if params.name == tools.RUN_TOOL:
+            if params.name == RUN_TOOL:
                 return await self.run_tool(arguments)
-            if params.name == tools.LIST_TOOL:
+            if params.name == LIST_TOOL:
                 prompts = [prompt_summary(d) for d in self.definitions()]
-                return tools.json_result({"prompts": prompts})
-            if params.name == tools.RENDER_TOOL:
+                return json_result({"prompts": prompts})
+            if params.name == RENDER_TOOL:
                 return await self.render_tool(arguments)
             if self.tools_per_prompt:
                 definition = self.tool_prompt(params.name)
                 if definition is not None:
-                    return await self.prompt_tool(definition, arguments)
+                    return await self.run_prompt_tool(definition, arguments)
         except ScriptoriumError as err:
-            return tools.error_result(err, self.roots)
+            return error_result(err, self.roots)
         except MCPError as err:
             return types.CallToolResult(
                 content=[types.TextContent(text=err.message)],
@@ -205,17 +216,17 @@ class _Prompts:
 
     def tool_prompt(self, name: str) -> PromptDefinition | None:
         for prompt_id in self.engine.list_prompts():
-            if tools.tool_name(prompt_id) == name:
+            if tool_name(prompt_id) == name:
                 return self.engine.prompts.get(prompt_id)
         return None
 
     async def execute(self, request: RunRequest) -> types.CallToolResult:
         async with self.gate.slot():
             result = await self.engine.arun(request)
-        return tools.run_result(result, self.roots)
+        return run_result(result, self.roots)
 
     async def run_tool(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
-        given = tools.read_run_arguments(arguments)
+        given = read_run_arguments(arguments)
         definition = self.engine.prompts.get(given.prompt)
         request = run_request(
             definition,
@@ -226,7 +237,7 @@ class _Prompts:
         )
         return await self.execute(request)
 
-    async def prompt_tool(
+    async def run_prompt_tool(
         self, definition: PromptDefinition, arguments: Mapping[str, Any]
     ) -> types.CallToolResult:
         inputs, texts = split_arguments(definition, arguments)
@@ -247,7 +258,7 @@ class _Prompts:
         if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
             raise InvalidRequestError("arguments: expected an object of strings", field="arguments")
         rendered = await self.render(prompt, given)
-        return tools.json_result(rendered.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return json_result(rendered.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 def create_server(

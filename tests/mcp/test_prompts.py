@@ -49,9 +49,7 @@ def test_each_prompt_file_is_a_prompt_with_its_inputs_and_text_artifacts_as_argu
         ("shout", None, False),
     ]
     summary = prompts["text/summary"]
-    assert [(a.name, a.required) for a in summary.arguments or []] == [
-        ("artifact.document", True)
-    ]
+    assert [(a.name, a.required) for a in summary.arguments or []] == [("artifact.document", True)]
     # The image cannot be an argument: the description names it.
     assert summary.description is not None
     assert summary.description.startswith("Summarize a text")

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mcp import Client, MCPError, types
 
 from scriptorium.errors import LLMGenerateError
