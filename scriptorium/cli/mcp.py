@@ -83,6 +83,7 @@ def _serve_stdio(server: Server[Any]) -> int:
     from mcp.server.stdio import stdio_server
 
     async def serve() -> None:
+        logging.getLogger("scriptorium.mcp").info("serving MCP over stdio")
         # While it serves, the SDK points fd 1 at stderr: nothing stray can corrupt the protocol.
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -120,13 +121,10 @@ def _serve_http(
     gc.freeze()
     host, port = listening.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    logging.getLogger("scriptorium.mcp").warning(
-        "serving MCP on http://%s:%d%s%s",
-        shown,
-        port,
-        MCP_PATH,
-        " (token required)" if token else "",
-    )
+    # Said always (like a server's first line), on stderr: where to point a client.
+    guarded = " (bearer token required)" if token else ""
+    reporter.err.write(f"scriptorium: serving MCP on http://{shown}:{port}{MCP_PATH}{guarded}\n")
+    reporter.err.flush()
     try:
         uvicorn_server.run(sockets=[listening])
     except _Terminated:

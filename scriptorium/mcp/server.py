@@ -193,6 +193,7 @@ class _Prompts:
                 if definition is not None:
                     return await self.run_prompt_tool(definition, arguments)
         except ScriptoriumError as err:
+            _log.info("tool %s failed: %s", params.name, err.code)
             return error_result(err, self.roots)
         except MCPError as err:
             return types.CallToolResult(
@@ -223,6 +224,15 @@ class _Prompts:
     async def execute(self, request: RunRequest) -> types.CallToolResult:
         async with self.gate.slot():
             result = await self.engine.arun(request)
+        _log.info(
+            "ran %s on %s: %s output, %d+%d tokens, %d micro-USD",
+            result.prepared.prompt_id,
+            result.prepared.profile,
+            "valid" if result.validation.valid else "invalid",
+            result.usage.input_tokens,
+            result.usage.output_tokens,
+            result.usage.cost_micro,
+        )
         return run_result(result, self.roots)
 
     async def run_tool(self, arguments: Mapping[str, Any]) -> types.CallToolResult:
