@@ -49,6 +49,11 @@ def cmd_mcp(args: argparse.Namespace, reporter: Reporter) -> int:
     """Serve until the client closes stdin (stdio) or SIGINT/SIGTERM (http)."""
     from scriptorium.cli.serve import is_loopback
 
+    if args.transport == "stdio" and args.token_env is not None:
+        raise UsageError(
+            "--token-env is for --transport http: over stdio only the client that started "
+            "the server talks to it"
+        )
     token = _token(args)
     if args.transport == "http" and token is None and not is_loopback(args.host):
         raise UsageError(

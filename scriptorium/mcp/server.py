@@ -161,7 +161,15 @@ class _Prompts:
     ) -> types.ListToolsResult:
         listed = fixed_tools()
         if self.tools_per_prompt:
-            listed.extend(prompt_tool(d, self.output_document(d)) for d in self.definitions())
+            taken = {tool.name for tool in listed}
+            for definition in self.definitions():
+                tool = prompt_tool(definition, self.output_document(definition))
+                if tool.name in taken:
+                    # `prompt` would be run_prompt; `a/b` and `a_b` would share run_a_b.
+                    _log.warning("prompt %s has no tool: %s is taken", definition.id, tool.name)
+                    continue
+                taken.add(tool.name)
+                listed.append(tool)
         return types.ListToolsResult(tools=listed)
 
     def output_document(self, definition: PromptDefinition) -> Any:
@@ -216,6 +224,7 @@ class _Prompts:
         )
 
     def tool_prompt(self, name: str) -> PromptDefinition | None:
+        """The prompt whose tool is ``name`` (the first in listing order, as tools/list keeps)."""
         for prompt_id in self.engine.list_prompts():
             if tool_name(prompt_id) == name:
                 return self.engine.prompts.get(prompt_id)

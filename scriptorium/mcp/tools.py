@@ -49,6 +49,13 @@ PER_PROMPT_PREFIX = "run_"
 
 _OBJECT_OF_STRINGS = {"type": "object", "additionalProperties": {"type": "string"}}
 
+#: Listing and rendering read the project and call no model.
+_READS = types.ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+#: A run calls a model (it costs, and its answer varies); it changes nothing on the server.
+_RUNS = types.ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+)
+
 _FIXED_TOOLS = (
     types.Tool(
         name=RUN_TOOL,
@@ -79,6 +86,7 @@ _FIXED_TOOLS = (
             "required": ["prompt"],
             "additionalProperties": False,
         },
+        annotations=_RUNS,
     ),
     types.Tool(
         name=LIST_TOOL,
@@ -88,6 +96,7 @@ _FIXED_TOOLS = (
             "arguments (inputs, and text artifacts named artifact.<name>)."
         ),
         input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        annotations=_READS,
     ),
     types.Tool(
         name=RENDER_TOOL,
@@ -106,6 +115,7 @@ _FIXED_TOOLS = (
             "required": ["prompt"],
             "additionalProperties": False,
         },
+        annotations=_READS,
     ),
 )
 
@@ -192,6 +202,7 @@ def prompt_tool(definition: PromptDefinition, document: Any) -> types.Tool:
         description=entry.description or f"Run the prompt {definition.id}.",
         input_schema=tool_input_schema(definition),
         output_schema=output_schema(document),
+        annotations=_RUNS,
     )
 
 

@@ -73,3 +73,10 @@ def test_the_help_names_every_option(capsys: pytest.CaptureFixture[str]) -> None
         "--tools-per-prompt",
     ):
         assert option in out
+
+
+def test_a_token_over_stdio_is_refused_as_meaningless(
+    root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["mcp", "--root", root, "--token-env", "SOME_TOKEN"]) == 2
+    assert "--token-env is for --transport http" in capsys.readouterr().err

@@ -261,3 +261,29 @@ def test_render_prompt_mirrors_prompts_get(tmp_path: Path) -> None:
     )
     assert refused_render.is_error
     assert "name" in _text(refused_render)
+
+
+def test_a_prompt_whose_tool_name_is_taken_gets_no_tool_of_its_own(tmp_path: Path) -> None:
+    hello = "---\nprofile: fake\n---\n## user\nHello.\n"
+    root = write_project(tmp_path, extra={"prompt.prompt.md": hello, "a/b.prompt.md": hello})
+    (root / "prompts" / "a_b.prompt.md").write_text(hello)
+    tools = _tools(root, tools_per_prompt=True)
+    # `prompt` would shadow run_prompt, whose meaning stays; `a/b` and `a_b` share one name.
+    assert tools["run_prompt"].input_schema["required"] == ["prompt"]
+    assert "run_a_b" in tools
+    result = call(root, FakeClient(["hi"]), "run_a_b", {}, tools_per_prompt=True)
+    assert result.meta is not None
+    assert result.meta["prompt_id"] == "a/b"
+
+
+def test_runs_are_marked_open_world_and_listing_read_only(tmp_path: Path) -> None:
+    tools = _tools(write_project(tmp_path), tools_per_prompt=True)
+    for name in ("run_prompt", "run_greet"):
+        annotations = tools[name].annotations
+        assert annotations is not None
+        assert annotations.open_world_hint is True
+        assert annotations.read_only_hint is False
+    for name in ("list_prompts", "render_prompt"):
+        annotations = tools[name].annotations
+        assert annotations is not None
+        assert annotations.read_only_hint is True
