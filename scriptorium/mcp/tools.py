@@ -272,11 +272,12 @@ def run_meta(result: RunResult) -> dict[str, Any]:
 def error_result(
     err: ScriptoriumError, roots: tuple[str, ...], meta: dict[str, Any] | None = None
 ) -> types.CallToolResult:
-    """A failure as a tool result: ``isError``, the code and message as text, the error in
-    ``_meta``."""
+    """A failure as a tool result: ``isError``, the code and message as text, and the error
+    (code, message, safe fields) as ``{"error": ...}`` in the structured content and ``_meta``."""
     data = error_data(err, roots)
     return types.CallToolResult(
         content=[types.TextContent(text=f"{data['code']}: {data['message']}")],
+        structured_content={"error": data},
         is_error=True,
         _meta={**(meta or {}), "error": data},
     )

@@ -128,6 +128,7 @@ def test_a_failed_run_is_an_error_result_with_code_and_message(tmp_path: Path) -
     assert _text(result) == "llm_generate: the provider is overloaded"
     assert result.meta is not None
     assert result.meta["error"]["reason"] == "overloaded"
+    assert result.structured_content == {"error": result.meta["error"]}
 
 
 def test_a_key_in_a_failure_message_never_reaches_the_client(tmp_path: Path) -> None:
