@@ -180,6 +180,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 TOKEN_ENV,
                 "-p",
                 "claude",
+                "--concurrency",
+                "1",
             ],
             env=child_env(**{KEY_ENV: CANARY, TOKEN_ENV: TOKEN}),
             stdout=subprocess.PIPE,
@@ -197,6 +199,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                 process.kill()
                 _, err = process.communicate(timeout=30)
             assert CANARY not in err
+            # SIGTERM is a requested stop.
+            assert process.returncode == 0, err
 
 
 def test_http_refuses_a_request_without_the_token(served: Served) -> None:
@@ -238,5 +242,30 @@ def test_an_http_session_renders_and_runs_without_the_key_reaching_the_client(
             assert ran.meta["model"]
             assert CANARY not in ran.model_dump_json(by_alias=True)
             assert KEY_ENV not in ran.model_dump_json(by_alias=True)
+
+    anyio.run(session)
+
+
+def test_a_cancelled_http_call_frees_its_slot_at_once(served: Served) -> None:
+    """With one slot, a call whose client gave up would hold it for the provider's whole answer
+    (30 s here) unless the server cancelled its run; the next call gets the slot at once."""
+    served.llm.reply("warm")
+    served.llm.delay(30, text="too late")
+    served.llm.reply("next")
+
+    async def session() -> None:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(served.url, http_client=http)) as client,
+        ):
+            greet = {"prompt": "greet", "inputs": {"name": "Ada"}}
+            # The first run loads the provider's SDK in the server: not what is measured here.
+            assert _text((await client.call_tool("run_prompt", greet)).content[0]) == "warm"
+            with anyio.move_on_after(2) as gave_up:
+                await client.call_tool("run_prompt", greet)
+            assert gave_up.cancelled_caught
+            nxt = await client.call_tool("run_prompt", greet, read_timeout_seconds=15)
+            assert _text(nxt.content[0]) == "next"
 
     anyio.run(session)
