@@ -60,7 +60,7 @@ def cmd_mcp(args: argparse.Namespace, reporter: Reporter) -> int:
             f"refusing to listen on {args.host} without a token: name the variable holding "
             "one with --token-env, or listen on 127.0.0.1"
         )
-    if args.concurrency < 1:
+    if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     try:
         from scriptorium.mcp import create_server
@@ -72,11 +72,9 @@ def cmd_mcp(args: argparse.Namespace, reporter: Reporter) -> int:
     if args.profile is not None:
         # A profile that does not load is said now (exit 4), not on every request.
         engine.load_profile(args.profile)
+    limit = {} if args.concurrency is None else {"concurrency": args.concurrency}
     server = create_server(
-        engine,
-        profile=args.profile,
-        concurrency=args.concurrency,
-        tools_per_prompt=args.tools_per_prompt,
+        engine, profile=args.profile, tools_per_prompt=args.tools_per_prompt, **limit
     )
     if args.transport == "stdio":
         return _serve_stdio(server)

@@ -6,10 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DEFAULT_CONCURRENCY", "add_mcp_parser"]
-
-#: Runs in flight at once by default.
-DEFAULT_CONCURRENCY = 8
+__all__ = ["add_mcp_parser"]
 
 
 def add_mcp_parser(commands: Any, common: Callable[..., None]) -> None:
@@ -51,9 +48,10 @@ def add_mcp_parser(commands: Any, common: Callable[..., None]) -> None:
     mcp.add_argument(
         "--concurrency",
         type=int,
-        default=DEFAULT_CONCURRENCY,
+        default=None,
         metavar="N",
-        help=f"runs in flight at once; the rest wait (default: {DEFAULT_CONCURRENCY})",
+        # None: create_server's own default, the one place it is set.
+        help="runs in flight at once; the rest wait (default: 8)",
     )
     mcp.add_argument(
         "--tools-per-prompt",
