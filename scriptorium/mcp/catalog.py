@@ -23,7 +23,13 @@ from scriptorium.mcp.arguments import (
 if TYPE_CHECKING:
     from scriptorium.promptdef.model import PromptDefinition
 
-__all__ = ["MAX_COMPLETIONS", "completion_values", "prompt_entry", "prompt_summary"]
+__all__ = [
+    "MAX_COMPLETIONS",
+    "completion_values",
+    "prompt_arguments",
+    "prompt_entry",
+    "prompt_summary",
+]
 
 #: The most values one completion answer may hold (the protocol's limit).
 MAX_COMPLETIONS = 100

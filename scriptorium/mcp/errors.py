@@ -20,7 +20,14 @@ from pydantic_core import to_jsonable_python
 import scriptorium.errors as errors
 from scriptorium.profile.model import redact_secret_shapes
 
-__all__ = ["error_data", "is_callers_fault", "public_message", "rpc_code"]
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "error_data",
+    "is_callers_fault",
+    "public_message",
+    "rpc_code",
+]
 
 #: JSON-RPC's codes, as the protocol uses them (the values are fixed by JSON-RPC 2.0).
 INVALID_PARAMS = -32602

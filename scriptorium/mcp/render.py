@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from scriptorium.promptdef.model import PromptDefinition
     from scriptorium.usecase.model import PreparedRun
 
-__all__ = ["SYSTEM_CLOSE", "SYSTEM_OPEN", "prompt_messages", "prompt_result", "system_opening"]
+__all__ = [
+    "SYSTEM_CLOSE",
+    "SYSTEM_OPEN",
+    "prepared_meta",
+    "prompt_messages",
+    "prompt_result",
+    "system_opening",
+]
 
 #: The lines around the system text at the head of the first user message.
 SYSTEM_OPEN = "<system>"

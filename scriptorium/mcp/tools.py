@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp import types
@@ -28,16 +29,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LIST_TOOL",
+    "PER_PROMPT_PREFIX",
     "RENDER_TOOL",
     "RUN_TOOL",
     "RunArguments",
     "error_result",
+    "fixed_tools",
     "json_result",
     "output_schema",
     "prompt_tool",
     "read_run_arguments",
+    "run_meta",
     "run_result",
     "structured_value",
+    "tool_input_schema",
     "tool_name",
 ]
 
@@ -206,20 +211,14 @@ def prompt_tool(definition: PromptDefinition, document: Any) -> types.Tool:
     )
 
 
+@dataclass(frozen=True)
 class RunArguments:
     """``run_prompt``'s arguments, checked."""
 
-    def __init__(
-        self,
-        prompt: str,
-        inputs: dict[str, Any],
-        artifacts: dict[str, Any],
-        profile: str | None,
-    ) -> None:
-        self.prompt = prompt
-        self.inputs = inputs
-        self.artifacts = artifacts
-        self.profile = profile
+    prompt: str
+    inputs: dict[str, Any]
+    artifacts: dict[str, Any]
+    profile: str | None
 
 
 def _object(arguments: Mapping[str, Any], name: str) -> dict[str, Any]:
