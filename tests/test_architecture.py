@@ -68,6 +68,7 @@ ADAPTER_MODULES = (
     "scriptorium.cli",
     "scriptorium.kernel",
     "scriptorium.httpapi",
+    "scriptorium.mcp",
     "scriptorium.testing",
     "scriptorium._testing",
     "scriptorium._loading",
@@ -81,6 +82,7 @@ THIRD_PARTY_ADAPTERS = (
     *PROVIDER_SDKS,
     "httpx",
     "opentelemetry",
+    "mcp",
 )
 
 PORT_MODULES = sorted(
@@ -318,6 +320,7 @@ TRANSITIVE_ADAPTERS = (
     "scriptorium.cli",
     "scriptorium.kernel",
     "scriptorium.httpapi",
+    "scriptorium.mcp",
     "scriptorium.batch",
     "scriptorium.check",
 )
@@ -330,6 +333,8 @@ TRANSITIVE_LIBRARIES = (
     "httpx",
     "httpx2",  # what newer provider SDKs call httpx
     "opentelemetry",
+    "mcp",
+    "mcp_types",
 )
 
 #: The port modules: each package's model and the Protocol modules the use case holds.
@@ -1055,6 +1060,7 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "TextArtifact",
     ),
     "scriptorium.httpapi": ("ACCESS_LOGGER", "create_app"),
+    "scriptorium.mcp": ("create_server",),
     "scriptorium.kernel": ("EXIT_COMPLETED", "EXIT_CONFIG", "EXIT_FAILED", "main", "serve"),
 }
 

@@ -1,5 +1,5 @@
 """The ``scriptorium`` command: ``run``, ``prepare``, ``batch``, ``list``,
-``check``, ``verify``, ``test``, ``optimize`` and ``serve`` over a project directory.
+``check``, ``verify``, ``test``, ``optimize``, ``serve`` and ``mcp`` over a project directory.
 
 Results go to stdout. A failure is one line on stderr, ``scriptorium: <code>: <message>`` (with
 ``--json``, ``{"error": {"code": ..., "message": ...}}``), and the exit status says which kind:
@@ -37,6 +37,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("scriptorium.cli.serve", "cmd_serve"),
     "test": ("scriptorium.cli.test", "cmd_test"),
     "optimize": ("scriptorium.cli.optimize", "cmd_optimize"),
+    "mcp": ("scriptorium.cli.mcp", "cmd_mcp"),
 }
 
 

@@ -14,10 +14,10 @@ from scriptorium._files import FileProblem, open_named_file
 from scriptorium._journal import jsonl_file_lines, load_json
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.cli.commands import artifact_base, artifact_ref, build_request, read_inputs
-from scriptorium.cli.inputs import typed_inputs
 from scriptorium.cli.output import Reporter, usd
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 from scriptorium.hashing import REQUEST_HASH_VERSION
+from scriptorium.promptdef.arguments import typed_inputs
 
 if TYPE_CHECKING:
     from scriptorium.promptdef.model import PromptDefinition

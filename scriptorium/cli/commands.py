@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.cli.inputs import typed_inputs
 from scriptorium.cli.output import (
     Reporter,
     format_prepared,
@@ -27,6 +26,7 @@ from scriptorium.errors import (
     ScriptoriumError,
     translate,
 )
+from scriptorium.promptdef.arguments import typed_inputs
 
 if TYPE_CHECKING:
     from scriptorium.artifact.model import ArtifactContent

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from scriptorium._version import DISTRIBUTION, installed_version
-from scriptorium.cli.inputs import guess_value, split_input
+from scriptorium.cli.mcp_options import add_mcp_parser
 from scriptorium.cli.optimize import add_optimize_parser
 from scriptorium.cli.test import add_test_parser
+from scriptorium.promptdef.arguments import guess_value, split_input
 
 __all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
 
@@ -40,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 def parse_input(text: str) -> tuple[str, Any]:
     """``key=value`` with the value guessed: JSON when it parses as JSON, else the literal string
     (``NaN`` and ``Infinity`` stay text). What ``-i`` gives a key the prompt's schema does not
-    type; a typed key is read as its type says (:mod:`scriptorium.cli.inputs`)."""
+    type; a typed key is read as its type says (:mod:`scriptorium.promptdef.arguments`)."""
     key, raw = _split_input(text)
     return key, guess_value(raw)
 
@@ -316,6 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
         "none by default)",
     )
     _common(serve, json_help="report a failure to start as JSON")
+
+    add_mcp_parser(commands, _common)
     return parser
 
 

@@ -23,7 +23,7 @@ from scriptorium._version import install_hint
 from scriptorium.cli.output import Reporter
 from scriptorium.cli.parser import UsageError
 
-__all__ = ["TOKEN_ENV", "cmd_serve", "is_loopback"]
+__all__ = ["EXIT_CANNOT_LISTEN", "TOKEN_ENV", "CannotListen", "cmd_serve", "is_loopback", "listen"]
 
 #: The environment variable the server's bearer token is read from.
 TOKEN_ENV = "SCRIPTORIUM_HTTP_TOKEN"
@@ -44,11 +44,11 @@ def is_loopback(host: str) -> bool:
 EXIT_CANNOT_LISTEN = 1
 
 
-class _CannotListen(Exception):
+class CannotListen(Exception):
     """The address is taken, not this machine's, or its host does not resolve."""
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
     """A socket listening on ``host``:``port``, opened here rather than by uvicorn, so a failure
     is said in our words with the address named (uvicorn logs its own line and exits 3, the status
     of a profile or key problem)."""
@@ -58,7 +58,7 @@ def _listen(host: str, port: int) -> socket.socket:
             host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )[0]
     except (socket.gaierror, UnicodeError) as err:
-        raise _CannotListen(f"cannot listen on {where}: the host does not resolve") from err
+        raise CannotListen(f"cannot listen on {where}: the host does not resolve") from err
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -71,7 +71,7 @@ def _listen(host: str, port: int) -> socket.socket:
             errno.EADDRNOTAVAIL: "the address is not one of this machine's",
             errno.EACCES: "permission denied (a port below 1024 needs privileges)",
         }.get(err.errno or 0, err.strerror or type(err).__name__)
-        raise _CannotListen(f"cannot listen on {where}: {why}") from err
+        raise CannotListen(f"cannot listen on {where}: {why}") from err
     return sock
 
 
@@ -121,8 +121,8 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
         engine, token=token, concurrency=args.concurrency, cors_origins=args.cors_origins
     )
     try:
-        listening = _listen(args.host, args.port)
-    except _CannotListen as err:
+        listening = listen(args.host, args.port)
+    except CannotListen as err:
         reporter.error("cannot_listen", str(err))
         return EXIT_CANNOT_LISTEN
     server = uvicorn.Server(

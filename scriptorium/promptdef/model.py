@@ -106,6 +106,8 @@ class PromptDefinition(BaseModel):
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     id: str
+    #: A short human-readable name (what an MCP client shows for the prompt); optional.
+    title: str | None = None
     description: str | None = None
     version: int | str | None = None
     profile: str | None = None
@@ -132,7 +134,10 @@ class PromptDefinition(BaseModel):
         """The definition as hashed for ``definition_hash``: parsed front matter with the template
         sections and the loaded schema document inlined. ``source`` is not part of it."""
         data = self.model_dump(mode="json", by_alias=True, exclude={"source"})
-        # Caching keys appear only when set, so prompts that never use them hash as they always did.
+        # Keys added later appear only when set, so prompts that never use them hash as they
+        # always did.
+        if self.title is None:
+            del data["title"]
         if self.cache == CacheSpec():
             del data["cache"]
         for section in data["sections"]:

@@ -21,6 +21,9 @@ NEVER_FOR_RUN = (
     "scriptorium.cli.serve",
     "scriptorium.batch",
     "scriptorium.httpapi",
+    "scriptorium.cli.mcp",
+    "scriptorium.mcp",
+    "mcp",
     "anthropic",
     "openai",
 )

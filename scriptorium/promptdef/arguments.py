@@ -1,6 +1,8 @@
-"""``-i key=value`` read the way the prompt's ``inputs`` schema declares ``key``.
+"""Text arguments read the way the prompt's ``inputs`` schema declares them: one rule for every
+entry point that receives inputs as strings (the command line's ``-i key=value``, an MCP client's
+prompt arguments).
 
-A shell gives text. Where the schema says what a key is, that decides: a ``string`` property takes
+A shell (or an MCP client) gives text. Where the schema says what a key is, that decides: a ``string`` property takes
 ``-i id=123`` as the text ``123``; an ``integer`` one takes ``-i n=3`` as the number 3. Only where
 the schema says nothing (no schema, an undeclared key, a property without ``type``) is the value
 guessed: JSON when it parses as JSON, else the text.

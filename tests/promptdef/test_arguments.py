@@ -1,4 +1,5 @@
-"""``-i key=value`` read by the type the prompt's ``inputs`` schema declares for the key."""
+"""Text arguments (``-i key=value``, MCP prompt arguments) read by the type the prompt's ``inputs``
+schema declares for the key."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.cli.inputs import guess_value, split_input, typed_inputs, typed_value
+from scriptorium.promptdef.arguments import guess_value, split_input, typed_inputs, typed_value
 
 SCHEMA = {
     "type": "object",
