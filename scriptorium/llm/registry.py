@@ -182,6 +182,9 @@ class ProviderSpec:
     #: ``(endpoint, options) -> message``: why a ``json_schema`` output may come back
     #: unconstrained from a profile's server (None: nothing to warn about), for ``check``.
     structured_warning: Callable[[str | None, Mapping[str, Any]], str | None] | None = None
+    #: ``(request) -> members``: the body members that ask for ``request``'s structured output,
+    #: as they go out (for ``verify --structured``'s report; None: it does not say).
+    structured_wire: Callable[[LLMRequest], dict[str, Any] | None] | None = None
 
     def route_for(self, options: Mapping[str, Any], profile: str | None = None) -> Route:
         """How a profile with ``options`` reaches this provider (see :class:`Route`);
@@ -238,6 +241,11 @@ class ProviderSpec:
         return (
             None if self.structured_warning is None else self.structured_warning(endpoint, options)
         )
+
+    def structured_members(self, request: LLMRequest) -> dict[str, Any] | None:
+        """The body members asking for ``request``'s structured output, as sent (None: the
+        provider does not say)."""
+        return None if self.structured_wire is None else self.structured_wire(request)
 
     def media_limits(
         self, endpoint: str | None, options: Mapping[str, Any], profile: str | None = None

@@ -58,6 +58,17 @@ def _wire(request: LLMRequest) -> WireView:
     return wire_view(request)
 
 
+def _structured_wire(request: LLMRequest) -> dict[str, Any]:
+    """The members of the body that ask for the structured output, as they go out."""
+    if api_of(request) == "responses":
+        from scriptorium.llm.openai.responses_body import build_responses_params as build
+    else:
+        from scriptorium.llm.openai.body import build_params as build
+    params, _ = build(request)
+    names = ("response_format", "text", "tools", "tool_choice")
+    return {name: params[name] for name in names if name in params}
+
+
 def _option_problems(options: Mapping[str, Any], source: str | None = None) -> list[str]:
     """The platform's options, ``options.api`` and ``options.server`` (for ``check``)."""
     return [*option_problems(options, source), *api_problems(options), *server_problems(options)]
@@ -122,4 +133,5 @@ SPEC = ProviderSpec(
     check_options=_option_problems,
     reasoning=reasoning_plan,
     structured_warning=enforcement_warning,
+    structured_wire=_structured_wire,
 )
