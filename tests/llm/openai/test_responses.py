@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scriptorium import Engine
 from scriptorium._testing.http import Answer, sse
@@ -28,8 +30,11 @@ from scriptorium.llm.model import (
 )
 from scriptorium.llm.openai.apis import chosen_api, responses_only
 from scriptorium.llm.openai.batches import OpenAIBatches
+from scriptorium.llm.openai.call import CHAT_USAGE, RESPONSES_USAGE, token_usage
 from scriptorium.llm.openai.client import OpenAIClient
+from scriptorium.llm.openai.responses_call import read_response
 from scriptorium.llm.retry import RetryHooks
+from scriptorium.llm.streaming import ErrorEvent
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import MediaPart, Message, TextPart
 
@@ -518,3 +523,63 @@ def test_a_run_on_the_responses_api_validates_its_output(
     assert json.loads(result.output.text) == {"name": "Ada"}
     assert server.requests[-1].path == "/v1/responses"
     assert KEY not in result.model_dump_json()
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+_counts = st.integers(min_value=0, max_value=10**9)
+
+
+@given(prompt=_counts, cached=_counts, completion=_counts, reasoned=_counts)
+def test_both_apis_split_usage_by_one_rule(
+    prompt: int, cached: int, completion: int, reasoned: int
+) -> None:
+    chat = {
+        "prompt_tokens": prompt,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens": completion,
+        "completion_tokens_details": {"reasoning_tokens": reasoned},
+    }
+    responses = {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens": completion,
+        "output_tokens_details": {"reasoning_tokens": reasoned},
+    }
+    usage = token_usage(responses, RESPONSES_USAGE)
+    assert usage == token_usage(chat, CHAT_USAGE)
+    assert usage.input_tokens + usage.cache_read_input_tokens == prompt
+    assert usage.reasoning_tokens <= usage.output_tokens
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_items = st.lists(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["message", "reasoning", "function_call", "other"])},
+        optional={"content": _json, "summary": _json, "arguments": _json},
+    ),
+    max_size=4,
+)
+
+
+@given(
+    items=_items,
+    status=st.sampled_from(["completed", "incomplete", "failed", "queued", None]),
+    usage=_json,
+)
+def test_any_response_body_is_read_or_refused_cleanly(items: Any, status: Any, usage: Any) -> None:
+    """Whatever a server puts in a response object, reading it gives an answer or one of the
+    two failures (an invalid response, the server's failure), never another exception."""
+    body = {"output": items, "status": status, "usage": usage}
+    try:
+        (text, finish, _, _), _ = read_response(json.dumps(body).encode(), "tool")
+    except (LLMGenerateError, ErrorEvent):
+        return
+    assert isinstance(text, str)
+    assert isinstance(finish, str)
