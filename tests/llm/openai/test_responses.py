@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scriptorium import Engine
 from scriptorium._testing.http import Answer, sse
 from scriptorium._testing.openai_server import FakeOpenAIServer
+from scriptorium.cli import main
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.batches.port import Entry
 from scriptorium.llm.client import ReasoningChunk
@@ -583,3 +584,17 @@ def test_any_response_body_is_read_or_refused_cleanly(items: Any, status: Any, u
         return
     assert isinstance(text, str)
     assert isinstance(finish, str)
+
+
+def test_the_cli_prepare_shows_the_api(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    server: FakeOpenAIServer,
+) -> None:
+    monkeypatch.chdir(_project(tmp_path, server.url))
+    monkeypatch.setenv("OAI_KEY", KEY)
+    assert main(["prepare", "greet", "-p", "resp", "-i", "who=Ada"]) == 0
+    assert "\napi        responses\n" in capsys.readouterr().out
+    assert main(["prepare", "greet", "-p", "resp", "-i", "who=Ada", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["api"] == "responses"
