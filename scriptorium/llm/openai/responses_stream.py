@@ -51,6 +51,8 @@ class ResponsesFold:
 
     def add(self, name: str | None, data: str) -> list[str] | None:
         """Take one event; the pieces it adds (reasoning as ``ReasoningChunk``, then text)."""
+        if data.strip() == "[DONE]":
+            return None  # a compatible server's Chat Completions habit: not this API's ending
         event = event_json(data)
         kind = event.get("type", name)
         if kind == "error" or (isinstance(event.get("error"), dict) and kind not in ENDS):
