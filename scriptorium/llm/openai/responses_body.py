@@ -56,13 +56,20 @@ def responses_reasoning(request: LLMRequest) -> ReasoningPlan | None:
     """The reasoning plan as the Responses API takes it: the effort Chat Completions would send
     as ``reasoning_effort``, as ``reasoning.effort`` with a summary asked for."""
     plan = request_reasoning(request)
-    if plan is None or "reasoning_effort" not in plan.sent:
-        return plan
+    if plan is None:
+        return None
+    ignored = dict(plan.ignored)
+    if "reasoning_budget_tokens" in ignored:
+        ignored["reasoning_budget_tokens"] = (
+            "the Responses API takes a reasoning.effort level, not a token budget"
+        )
+    if "reasoning_effort" not in plan.sent:
+        return plan.model_copy(update={"ignored": ignored})
     effort = plan.sent["reasoning_effort"]
     sent: dict[str, Any] = {"effort": effort}
     if effort != "none":
         sent["summary"] = "auto"
-    return plan.model_copy(update={"sent": {"reasoning": sent}})
+    return plan.model_copy(update={"sent": {"reasoning": sent}, "ignored": ignored})
 
 
 def responses_ignored(

@@ -34,6 +34,7 @@ from scriptorium.llm.openai.batches import OpenAIBatches
 from scriptorium.llm.openai.call import CHAT_USAGE, RESPONSES_USAGE, token_usage
 from scriptorium.llm.openai.client import OpenAIClient
 from scriptorium.llm.openai.responses_call import read_response
+from scriptorium.llm.openai.spec import SPEC
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.llm.streaming import ErrorEvent
 from scriptorium.profile.model import ExecutionSettings
@@ -598,3 +599,19 @@ def test_the_cli_prepare_shows_the_api(
     assert "\napi        responses\n" in capsys.readouterr().out
     assert main(["prepare", "greet", "-p", "resp", "-i", "who=Ada", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["api"] == "responses"
+
+
+def test_prepare_shows_the_reasoning_as_the_responses_api_takes_it(
+    server: FakeOpenAIServer,
+) -> None:
+    settings = ExecutionSettings(reasoning="high", reasoning_budget_tokens=2000)
+    view = SPEC.wire_view(_request(server, settings=settings))
+    assert view.api == "responses"
+    assert view.reasoning is not None
+    assert view.reasoning.sent == {"reasoning": {"effort": "high", "summary": "auto"}}
+    assert "reasoning.effort level" in view.reasoning.ignored["reasoning_budget_tokens"]
+    assert "reasoning_budget_tokens" in view.ignored_settings
+    chat = SPEC.wire_view(_request(server, settings=settings, options={"api": "chat"}))
+    assert chat.api == "chat"
+    assert chat.reasoning is not None
+    assert chat.reasoning.sent == {"reasoning_effort": "high"}
