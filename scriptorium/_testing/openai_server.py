@@ -284,6 +284,8 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 choice = req.body.get("tool_choice")
                 function = choice.get("function") if isinstance(choice, dict) else None
                 chosen = function.get("name") if isinstance(function, dict) else None
+                if chosen is None and isinstance(choice, dict):  # the Responses API's flat form
+                    chosen = choice.get("name") if isinstance(choice.get("name"), str) else None
             call = {
                 "id": "call_fake",
                 "type": "function",

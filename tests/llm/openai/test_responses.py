@@ -164,6 +164,7 @@ def test_the_tool_strategy_forces_one_flat_function(
     response = client.generate(_request(server, structured_output=structured))
     body = _body(server)
     assert body["tool_choice"] == {"type": "function", "name": "contact"}
+    assert server.requests[-1].path == "/v1/responses"
     assert body["tools"][0]["name"] == "contact"
     assert body["tools"][0]["strict"] is True
     assert response.text == '{"name": "Ada"}'
