@@ -1,7 +1,8 @@
 """The ``openai`` provider: OpenAI and OpenAI-compatible servers through the official SDK.
 
 One adapter serves api.openai.com and the servers that speak its Chat Completions API (vLLM,
-Ollama, llama.cpp server, ...) through ``target.endpoint``, the base URL *including* ``/v1``.
+Ollama, llama.cpp server, ...) through ``target.endpoint``, the base URL *including* ``/v1``, and
+OpenAI's Responses API where the profile's ``options.api`` chooses it (:mod:`.apis`).
 
 - The SDK is imported on first use (:mod:`.sdk`; missing -> ``reason="provider_unavailable"``),
   built with ``max_retries=0`` and nothing read from the environment. Each request gets the time
