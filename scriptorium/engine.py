@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from scriptorium.evals.suite import Progress
     from scriptorium.llm.batches import BatchLimits
     from scriptorium.llm.client import AsyncClient, Client
-    from scriptorium.llm.model import LLMResponse, TokenCount
+    from scriptorium.llm.model import LLMResponse, Target, TokenCount
     from scriptorium.llm.registry import ProviderSpec, Registry
     from scriptorium.llm.retry import RetryHooks
     from scriptorium.llm.router import Router
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from scriptorium.usecase.plan import Plan
     from scriptorium.usecase.runner import Clock, NewId
     from scriptorium.usecase.stream import AsyncRunStream, RunStream
+    from scriptorium.usecase.structured_probe import StructuredVerdict
 
 __all__ = ["Engine"]
 
@@ -353,6 +354,62 @@ class Engine:
         from scriptorium.llm.client import Client, Verifier, supports
         from scriptorium.llm.model import LLMResponse
         from scriptorium.llm.router import Router
+
+        loaded, target, key = self._verify_setup(profile, model, api_key)
+        client = self.client
+        with self._verifying(profile, loaded, key):
+            if isinstance(client, Router):
+                return client.verify(target, key, options=loaded.options, source=loaded.source)
+            if supports(client, Verifier):
+                result = cast("Verifier", client).verify(target, key)
+                if isinstance(result, LLMResponse):
+                    return result
+            if not supports(client, Client):
+                raise LLMGenerateError(
+                    "the engine's client cannot verify (it has no generate())",
+                    reason="config",
+                    profile=profile,
+                )
+            return cast("Client", client).generate(
+                verify_request(target, key, options=loaded.options, source=loaded.source)
+            )
+
+    def verify_structured(
+        self, profile: str, *, model: str | None = None, api_key: str | None = None
+    ) -> StructuredVerdict:
+        """Whether the profile's server holds its model to a JSON schema (``scriptorium verify
+        --structured``): one small request whose schema an unconstrained model would break,
+        judged ``enforced``, ``not enforced`` or ``refused`` (a server rejecting the form), with
+        what was sent. Other failures raise as for :meth:`verify`."""
+        from scriptorium.llm.client import Client, supports
+        from scriptorium.usecase import structured_probe as probe
+
+        loaded, target, key = self._verify_setup(profile, model, api_key)
+        request = probe.probe_request(
+            target, key, options=dict(loaded.options), source=loaded.source
+        )
+        spec = self.providers.find(loaded.provider)
+        sent = probe.sent_of(request, None if spec is None else spec.structured_members(request))
+        client = self.client
+        if not supports(client, Client):
+            raise LLMGenerateError(
+                "the engine's client cannot verify (it has no generate())",
+                reason="config",
+                profile=profile,
+            )
+        try:
+            with self._verifying(profile, loaded, key):
+                response = cast("Client", client).generate(request)
+        except LLMGenerateError as err:
+            if probe.refused(err):
+                return probe.refusal(err, sent)
+            raise
+        return probe.judge(response.text, sent)
+
+    def _verify_setup(
+        self, profile: str, model: str | None, api_key: str | None
+    ) -> tuple[Profile, Target, str | None]:
+        """The profile, its target and its key, as a run resolves them (for the verifies)."""
         from scriptorium.usecase.model import Overrides, RunRequest
         from scriptorium.usecase.prepare import credential, resolve_endpoint, target_for
 
@@ -374,30 +431,18 @@ class Engine:
             env,
             route,
         )
-        client = self.client
-        with translate(
+        return loaded, target, key
+
+    def _verifying(self, profile: str, loaded: Profile, key: str | None) -> Any:
+        """The translation every verify's call goes through (its key kept out of messages)."""
+        return translate(
             LLMGenerateError,
             f"verifying profile {profile!r}",
             secrets=[key],
             profile=profile,
             provider=loaded.provider,
             reason="server_error",
-        ):
-            if isinstance(client, Router):
-                return client.verify(target, key, options=loaded.options, source=loaded.source)
-            if supports(client, Verifier):
-                result = cast("Verifier", client).verify(target, key)
-                if isinstance(result, LLMResponse):
-                    return result
-            if not supports(client, Client):
-                raise LLMGenerateError(
-                    "the engine's client cannot verify (it has no generate())",
-                    reason="config",
-                    profile=profile,
-                )
-            return cast("Client", client).generate(
-                verify_request(target, key, options=loaded.options, source=loaded.source)
-            )
+        )
 
     def check(self) -> list[Problem]:
         """Every problem in the project's prompts, profiles, templates, schemas and tests files."""

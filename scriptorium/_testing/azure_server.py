@@ -10,9 +10,10 @@
 ``POST /openai/deployments/{deployment}/chat/completions?api-version=V`` answers as
 ``FakeOpenAIServer`` answers ``/v1/chat/completions`` (the same scripting: ``reply``,
 ``reply_tool``, ``fail``, ``fail_midstream``, ...), reporting the model the deployment serves
-(``deployments``; the deployment's own name when it is not listed), as Azure does. The Files and
-Batch API are served under ``/openai`` (``/openai/files``, ``/openai/batches``), for batches of
-``/chat/completions``. Every request must name an ``api-version`` (else a 404, as Azure answers)
+(``deployments``; the deployment's own name when it is not listed), as Azure does.
+``POST /openai/responses?api-version=V`` is the Responses API (plain and streamed, the body's
+``model`` naming the deployment). The Files and Batch API are served under ``/openai`` (``/openai/files``, ``/openai/batches``),
+for batches of ``/chat/completions`` or ``/responses``. Every request must name an ``api-version`` (else a 404, as Azure answers)
 and carry an ``api-key`` header or an ``Authorization: Bearer`` token (else a 401).
 """
 
@@ -26,11 +27,14 @@ from scriptorium._testing.http import Answer, RecordedRequest
 from scriptorium._testing.openai_batches import OpenAIBatchRoutes
 from scriptorium._testing.openai_server import FakeOpenAIServer
 
-__all__ = ["BATCH_ENDPOINT", "FakeAzureOpenAIServer", "RecordedRequest"]
+__all__ = ["BATCH_ENDPOINT", "RESPONSES_BATCH_ENDPOINT", "FakeAzureOpenAIServer", "RecordedRequest"]
 
-#: The endpoint an Azure batch and its rows name.
+#: The endpoint an Azure batch and its rows name (Chat Completions, or the Responses API).
 BATCH_ENDPOINT = "/chat/completions"
+RESPONSES_BATCH_ENDPOINT = "/responses"
 _CHAT = re.compile(r"^/openai/deployments/(?P<deployment>[^/]+)/chat/completions$")
+#: The Responses API of a resource: the model (a deployment's name) is in the body.
+_RESPONSES = "/openai/responses"
 
 
 def _azure_error(status: int, code: str, message: str) -> Answer:
@@ -53,7 +57,10 @@ class FakeAzureOpenAIServer(FakeOpenAIServer):
         #: Deployment name -> the model it serves (what answers report as ``model``).
         self.deployments = dict(deployments or {})
         self._azure_routes = OpenAIBatchRoutes(
-            self.batches, prefix="/openai", endpoint=BATCH_ENDPOINT
+            self.batches,
+            prefix="/openai",
+            endpoint=BATCH_ENDPOINT,
+            also=(RESPONSES_BATCH_ENDPOINT,),
         )
 
     @property
@@ -62,8 +69,8 @@ class FakeAzureOpenAIServer(FakeOpenAIServer):
         return self.base_url
 
     def scripted(self, path: str) -> bool:
-        """``/openai/deployments/{deployment}/chat/completions``."""
-        return _CHAT.match(path) is not None
+        """``/openai/deployments/{deployment}/chat/completions`` and ``/openai/responses``."""
+        return _CHAT.match(path) is not None or path.rstrip("/") == _RESPONSES
 
     def _refusal(self, request: RecordedRequest) -> Answer | None:
         query = parse_qs(urlsplit(request.path).query)
@@ -94,7 +101,7 @@ class FakeAzureOpenAIServer(FakeOpenAIServer):
         return self.deployments.get(name, name)
 
     def route(self, request: RecordedRequest) -> Answer | None:
-        """The Files and Batch API under ``/openai``."""
+        """The Files and Batch API under ``/openai`` (no input-token count: Azure has none)."""
         path = urlsplit(request.path).path
         if not path.startswith(("/openai/files", "/openai/batches")):
             return None

@@ -69,7 +69,8 @@ def _multipart(request: RecordedRequest) -> dict[str, tuple[str | None, bytes]]:
 
 class OpenAIBatchRoutes:
     """Answers ``/v1/files*`` and ``/v1/batches*`` for one server (under ``prefix``: Azure's are
-    under ``/openai``, for batches of ``endpoint``, which its rows' ``url`` must name too)."""
+    under ``/openai``, for batches of ``endpoint`` or one of ``also``, which its rows' ``url``
+    must name too)."""
 
     def __init__(
         self,
@@ -77,9 +78,12 @@ class OpenAIBatchRoutes:
         *,
         prefix: str = "/v1",
         endpoint: str = "/v1/chat/completions",
+        also: tuple[str, ...] = ("/v1/responses",),
     ) -> None:
         self.prefix = prefix
         self.endpoint = endpoint
+        #: Every endpoint a batch may be for (Chat Completions' and the Responses API's).
+        self.endpoints = (endpoint, *also)
         self._batch = re.compile(rf"^{re.escape(prefix)}/batches/([A-Za-z0-9_]+)(/cancel)?$")
         self._file = re.compile(rf"^{re.escape(prefix)}/files/([A-Za-z0-9_-]+)(/content)?$")
         self.batches = batches
@@ -148,8 +152,9 @@ class OpenAIBatchRoutes:
         if stored is None:
             return _error(404, f"no file {body.get('input_file_id')}")
         endpoint = body.get("endpoint")
-        if body.get("completion_window") != "24h" or endpoint != self.endpoint:
-            return _error(400, f"completion_window must be 24h and endpoint {self.endpoint}")
+        if body.get("completion_window") != "24h" or endpoint not in self.endpoints:
+            named = " or ".join(self.endpoints)
+            return _error(400, f"completion_window must be 24h and endpoint {named}")
         rows: list[tuple[str, Any]] = []
         models: set[Any] = set()
         for number, line in jsonl_lines(stored.content.decode("utf-8")):

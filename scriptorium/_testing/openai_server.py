@@ -24,8 +24,15 @@ one): ``chunks`` says how the text is cut and ``pace_s`` how long to wait before
 ``fail_midstream`` sends some text and then an error chunk; ``reset_midstream`` some text and then
 a dropped connection.
 
-The Files and Batch endpoints (``/v1/files``, ``/v1/batches``) are served too; ``server.batches``
-scripts how batches run and how their rows end, and records every batch created.
+``POST /v1/responses`` is the Responses API, answered from the same script: each reply is turned
+into a ``response`` object, or streamed as the Responses API's events ending in
+``response.completed`` / ``response.incomplete`` (see ``openai_responses``). Its input-token
+count, ``POST /v1/responses/input_tokens``, is served outside the script: ``count_tokens`` when
+set, else one token per four characters of the body, or the status ``count_tokens_status``.
+
+The Files and Batch endpoints (``/v1/files``, ``/v1/batches``) are served too, for batches of
+``/v1/chat/completions`` or ``/v1/responses``; ``server.batches`` scripts how batches run and how
+their rows end, and records every batch created.
 """
 
 from __future__ import annotations
@@ -38,6 +45,13 @@ from typing import Any
 from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
 from scriptorium._testing.openai_batches import OpenAIBatchRoutes
+from scriptorium._testing.openai_responses import (
+    COUNT_SUFFIX,
+    as_response,
+    error_event,
+    is_responses,
+    response_events,
+)
 
 __all__ = ["FakeOpenAIServer", "RecordedRequest", "completion_body"]
 
@@ -171,7 +185,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
     """A scripted Chat Completions API on ``127.0.0.1``; ``url`` (ending in ``/v1``) is the base
     URL for the SDK. ``latency_s`` delays every answer; ``record=False`` keeps no ``requests``."""
 
-    paths = ("/v1/chat/completions",)
+    paths = ("/v1/chat/completions", "/v1/responses")
 
     def __init__(
         self,
@@ -186,6 +200,10 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         #: The batches the server holds, and their script.
         self.batches = FakeBatches("batch_fake", self._batch_answer)
         self._batch_routes = OpenAIBatchRoutes(self.batches)
+        #: What the Responses API's input-token count answers (None: an estimate from the
+        #: body, one token per four characters), or the error status it answers with.
+        self.count_tokens: int | None = None
+        self.count_tokens_status: int | None = None
 
     @property
     def url(self) -> str:
@@ -242,14 +260,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=finish_reason,
                 usage=counts,
             )
-            if _streams(req):
-                answer = _sse_completion(req, body, _pieces(_streamed_text(body), chunks), pace_s)
-                return Answer(
-                    parts=answer.parts,
-                    headers=self._headers(headers),
-                    content_type=answer.content_type,
-                )
-            return Answer.json(body, headers=self._headers(headers))
+            return self._render(req, body, _pieces(_streamed_text(body), chunks), pace_s, headers)
 
         self.push(build, delay_s)
 
@@ -273,6 +284,8 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 choice = req.body.get("tool_choice")
                 function = choice.get("function") if isinstance(choice, dict) else None
                 chosen = function.get("name") if isinstance(function, dict) else None
+                if chosen is None and isinstance(choice, dict):  # the Responses API's flat form
+                    chosen = choice.get("name") if isinstance(choice.get("name"), str) else None
             call = {
                 "id": "call_fake",
                 "type": "function",
@@ -285,14 +298,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=finish_reason,
                 usage=_usage(prompt_tokens, completion_tokens, None),
             )
-            if _streams(req):
-                answer = _sse_completion(req, body, _pieces(arguments, None), 0.0)
-                return Answer(
-                    parts=answer.parts,
-                    headers=self._headers(None),
-                    content_type=answer.content_type,
-                )
-            return Answer.json(body, headers=self._headers(None))
+            return self._render(req, body, _pieces(arguments, None), 0.0, None)
 
         self.push(build, delay_s)
 
@@ -337,11 +343,8 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=None,
                 usage=None,
             )
-            pieces = _pieces(text, chunks)
-            answer = _sse_completion(req, body, pieces, pace_s, [(0.0, sse(None, error))])
-            return Answer(
-                parts=answer.parts, headers=self._headers(None), content_type=answer.content_type
-            )
+            tail = error_event(error["error"]) if is_responses(req) else sse(None, error)
+            return self._render(req, body, _pieces(text, chunks), pace_s, None, [(0.0, tail)])
 
         self.push(build)
 
@@ -359,10 +362,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=None,
                 usage=None,
             )
-            answer = _sse_completion(req, body, _pieces(text, chunks), pace_s, [(0.0, RESET)])
-            return Answer(
-                parts=answer.parts, headers=self._headers(None), content_type=answer.content_type
-            )
+            return self._render(req, body, _pieces(text, chunks), pace_s, None, [(0.0, RESET)])
 
         self.push(build)
 
@@ -383,29 +383,66 @@ class FakeOpenAIServer(ScriptedHTTPServer):
             finish_reason="stop",
             usage=_usage(10, 5, None),
         )
-        if _streams(request):
-            answer = _sse_completion(request, body, _pieces(self.default_text, None), 0.0)
-            return Answer(
-                parts=answer.parts, headers=self._headers(None), content_type=answer.content_type
-            )
-        return Answer.json(body, headers=self._headers(None))
+        return self._render(request, body, _pieces(self.default_text, None), 0.0, None)
+
+    def _render(
+        self,
+        request: RecordedRequest,
+        body: dict[str, Any],
+        pieces: list[str],
+        pace_s: float,
+        headers: Mapping[str, str] | None,
+        tail: list[tuple[float, bytes]] | None = None,
+    ) -> Answer:
+        """A chat completion ``body`` as ``request`` gets it: plain or streamed, as a chat
+        completion or (a request to ``/v1/responses``) as the Responses API's response."""
+        responses = is_responses(request)
+        if not _streams(request):
+            plain = as_response(body) if responses else body
+            return Answer.json(plain, headers=self._headers(headers))
+        if responses:
+            answer = response_events(as_response(body), pieces, pace_s, tail)
+        else:
+            answer = _sse_completion(request, body, pieces, pace_s, tail)
+        return Answer(
+            parts=answer.parts, headers=self._headers(headers), content_type=answer.content_type
+        )
 
     # --- batches ---------------------------------------------------------------------------------
 
     def route(self, request: RecordedRequest) -> Answer | None:
-        """The Files and Batch endpoints."""
+        """The Files and Batch endpoints, and the Responses API's input-token count."""
+        if request.path.split("?", 1)[0].rstrip("/").endswith(COUNT_SUFFIX):
+            return self.count_answer(request)
         return self._batch_routes.answer(request)
+
+    def count_answer(self, request: RecordedRequest) -> Answer:
+        """``{"object": "response.input_tokens", "input_tokens": n}``: ``count_tokens`` when
+        set, else one token per four characters of the body; or ``count_tokens_status``."""
+        if self.count_tokens_status is not None:
+            kind = _ERROR_TYPES.get(self.count_tokens_status, "server_error")
+            error = {"error": {"message": "no counting here", "type": kind, "code": None}}
+            return Answer.json(error, status=self.count_tokens_status)
+        counted = self.count_tokens
+        if counted is None:
+            counted = max(1, len(request.raw) // 4)
+        return Answer.json({"object": "response.input_tokens", "input_tokens": counted})
 
     def clear(self) -> None:
         """Forget the script, the recorded requests, every batch and file."""
         super().clear()
         self.batches.clear()
         self._batch_routes.clear()
+        self.count_tokens = None
+        self.count_tokens_status = None
 
     def _batch_answer(self, custom_id: str, params: Any) -> tuple[int, Any]:
         """A batch row answered as the same body sent to ``/v1/chat/completions`` would be: by
         ``batches.text`` when set, else by the next scripted step or the default answer."""
-        request = RecordedRequest("POST", "/v1/chat/completions", {}, params, b"")
+        # A row for the Responses API holds its input, one for Chat Completions its messages.
+        responses = isinstance(params, dict) and "input" in params and "messages" not in params
+        path = "/v1/responses" if responses else "/v1/chat/completions"
+        request = RecordedRequest("POST", path, {}, params, b"")
         text_for = self.batches.text
         if text_for is None:
             answer = self.answer_unsent(request)
@@ -418,4 +455,4 @@ class FakeOpenAIServer(ScriptedHTTPServer):
         body = completion_body(
             message, model=self.reported_model(request), finish_reason="stop", usage=usage
         )
-        return 200, body
+        return 200, as_response(body) if responses else body

@@ -34,6 +34,8 @@ KINDS: Mapping[str, str] = {
     "cache_breakpoints": "more cache breakpoints than a request can carry (4): the first are dropped",
     "cache_after_input": "a cache breakpoint follows text that depends on the request's inputs",
     "cache_too_short": "the cached prefix is shorter than the model's minimum: nothing is cached",
+    "schema_not_enforced": "a json_schema prompt runs on a server that its quirks table lists as "
+    "not enforcing a schema (the answer is still validated)",
     "provider_plugin": "an installed provider plugin (an entry point of scriptorium.providers) "
     "does not load; only profiles naming its provider are affected",
     "insecure_endpoint": "a profile allows plain http to a host that is not loopback "
@@ -60,6 +62,7 @@ WARNINGS = frozenset(
         "cache_too_short",
         "provider_plugin",
         "insecure_endpoint",
+        "schema_not_enforced",
     }
 )
 

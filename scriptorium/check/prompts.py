@@ -97,6 +97,27 @@ def _check_prompt(
     yield from _check_schemas(view, file, definition)
     yield from _check_templates(view, file, definition)
     yield from _check_cache(view, profile_names, file, definition)
+    yield from _check_enforcement(view, profile_names, file, definition)
+
+
+def _check_enforcement(
+    view: ProjectView, profile_names: set[str], file: str, definition: PromptDefinition
+) -> Iterator[Problem]:
+    """A ``json_schema`` output whose profile's server may not hold the model to the schema (the
+    provider's table says so: its spec's ``schema_warning``)."""
+    output = definition.output
+    if output.format != "json_schema" or output.strategy == "prompt":
+        return
+    if definition.profile is None or definition.profile not in profile_names:
+        return
+    try:
+        profile = view.profiles.get(definition.profile)
+    except ScriptoriumError:
+        return  # reported with the profile
+    spec = view.providers.find(profile.provider)
+    warning = None if spec is None else spec.schema_warning(profile.endpoint, profile.options)
+    if warning is not None:
+        yield Problem(file, "schema_not_enforced", f"profile {profile.name!r}: {warning}")
 
 
 def _check_cache(

@@ -321,11 +321,40 @@ def cmd_check(args: argparse.Namespace, reporter: Reporter) -> int:
     return 0
 
 
+def _verify_structured(args: argparse.Namespace, reporter: Reporter, engine: Engine) -> int:
+    """``verify --structured``: the probe's verdict and what was sent; 0 only for enforced."""
+    verdict = engine.verify_structured(args.profile, model=args.model)
+    profile = engine.load_profile(args.profile)
+    server = profile.options.get("server")
+    if reporter.json_mode:
+        reporter.json(
+            {
+                "ok": verdict.enforced,
+                "profile": args.profile,
+                "provider": profile.provider,
+                "model": args.model or profile.model,
+                "endpoint": profile.endpoint,
+                "server": server,
+                **verdict.to_dict(),
+            }
+        )
+    else:
+        where = f"{profile.provider}" + (f", server {server}" if server else "")
+        reporter.line(f"{verdict.verdict}: profile {args.profile!r} ({where}): {verdict.why}")
+        reporter.line("sent: " + json.dumps(verdict.sent, ensure_ascii=False, sort_keys=True))
+        if verdict.answer is not None:
+            label = "answer" if verdict.verdict != "refused" else "server said"
+            reporter.line(f"{label}: {verdict.answer}")
+    return 0 if verdict.enforced else 1
+
+
 def cmd_verify(args: argparse.Namespace, reporter: Reporter) -> int:
     """A minimal real request through the profile's provider."""
     if not args.profile:
         raise ProfileRequiredError("verify needs --profile NAME")
     engine = make_engine(args)
+    if getattr(args, "structured", False):
+        return _verify_structured(args, reporter, engine)
     response = engine.verify(args.profile, model=args.model)
     profile = engine.load_profile(args.profile)
     model = response.model or args.model or profile.model

@@ -151,6 +151,7 @@ def format_prepared(prepared: PreparedRun) -> str:
         f"model      {target.model or '(provider default)'}",
         f"endpoint   {_endpoint(target)}",
         *([f"platform   {target.platform}" + _region(target)] if target.platform else []),
+        *([f"api        {prepared.api}"] if prepared.api else []),
         f"key        {key}",
         "settings",
     ]

@@ -277,6 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("-p", "--profile", help="the profile to verify")
     verify.add_argument("--model", help="override the profile's model")
+    verify.add_argument(
+        "--structured",
+        action="store_true",
+        help="prove whether the server enforces a JSON schema: enforced (exit 0), "
+        "not enforced or refused (exit 1)",
+    )
     _common(verify, json_help="print the verification as JSON")
 
     add_test_parser(commands, _common)

@@ -59,7 +59,7 @@ class WireView:
     schema is still validated locally), and how the reasoning settings are sent (None: the
     provider maps none, or none was given)."""
 
-    __slots__ = ("dropped", "ignored_settings", "reasoning", "strategy", "system")
+    __slots__ = ("api", "dropped", "ignored_settings", "reasoning", "strategy", "system")
 
     def __init__(
         self,
@@ -68,12 +68,16 @@ class WireView:
         ignored: tuple[str, ...],
         dropped: tuple[str, ...] = (),
         reasoning: ReasoningPlan | None = None,
+        api: str | None = None,
     ) -> None:
         self.system = system
         self.strategy = strategy
         self.ignored_settings = ignored
         self.dropped = dropped
         self.reasoning = reasoning
+        #: Which of the provider's APIs the request travels on, where it has several (OpenAI's
+        #: ``chat`` or ``responses``); None where there is one.
+        self.api = api
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,6 +179,12 @@ class ProviderSpec:
     #: Its mapping of the reasoning settings per model, from its dated capability table (None:
     #: it maps none; the settings reach its client as they are).
     reasoning: ReasoningRule | None = None
+    #: ``(endpoint, options) -> message``: why a ``json_schema`` output may come back
+    #: unconstrained from a profile's server (None: nothing to warn about), for ``check``.
+    structured_warning: Callable[[str | None, Mapping[str, Any]], str | None] | None = None
+    #: ``(request) -> members``: the body members that ask for ``request``'s structured output,
+    #: as they go out (for ``verify --structured``'s report; None: it does not say).
+    structured_wire: Callable[[LLMRequest], dict[str, Any] | None] | None = None
 
     def route_for(self, options: Mapping[str, Any], profile: str | None = None) -> Route:
         """How a profile with ``options`` reaches this provider (see :class:`Route`);
@@ -220,11 +230,22 @@ class ProviderSpec:
         if plan is None:
             return view
         ignored = tuple(dict.fromkeys((*view.ignored_settings, *plan.ignored_settings)))
-        return WireView(view.system, view.strategy, ignored, view.dropped, plan)
+        return WireView(view.system, view.strategy, ignored, view.dropped, plan, view.api)
 
     def option_problems(self, options: Mapping[str, Any], source: str | None) -> list[str]:
         """What is wrong with a profile's ``options`` for this provider (for ``check``)."""
         return [] if self.check_options is None else list(self.check_options(options, source))
+
+    def schema_warning(self, endpoint: str | None, options: Mapping[str, Any]) -> str | None:
+        """Why a profile's server may not enforce a ``json_schema`` output (None: no reason)."""
+        return (
+            None if self.structured_warning is None else self.structured_warning(endpoint, options)
+        )
+
+    def structured_members(self, request: LLMRequest) -> dict[str, Any] | None:
+        """The body members asking for ``request``'s structured output, as sent (None: the
+        provider does not say)."""
+        return None if self.structured_wire is None else self.structured_wire(request)
 
     def media_limits(
         self, endpoint: str | None, options: Mapping[str, Any], profile: str | None = None

@@ -157,6 +157,9 @@ class PreparedRun(BaseModel):
     #: How the reasoning settings go to the model, as its provider maps them (None: none was
     #: given, or the provider maps none).
     reasoning: ReasoningPlan | None = Field(default=None, exclude_if=is_none)
+    #: Which of the provider's APIs the request travels on, where it has several (OpenAI's
+    #: ``chat`` or ``responses``); None where it has one. Not part of any hash.
+    api: str | None = Field(default=None, exclude_if=is_none)
 
 
 class OutputRecord(BaseModel):

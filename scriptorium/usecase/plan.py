@@ -221,6 +221,7 @@ class Planner:
             cache=cache,
             schema_dropped=view.dropped,
             reasoning=view.reasoning,
+            api=view.api,
         )
         return Plan(
             prepared=prepared,

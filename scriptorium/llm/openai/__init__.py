@@ -1,11 +1,14 @@
 """The ``openai`` provider: OpenAI and OpenAI-compatible servers (vLLM, Ollama, llama.cpp
-server, ...) through the official SDK's Chat Completions.
+server, ...) through the official SDK's Chat Completions and Responses API.
 
 The same skeleton as every provider package: ``api`` (what the API is, as data), ``spec`` (the
 registry entry), ``sdk`` (lazy SDK import, SDK clients, the one error classifier), ``body``
 (parameters, content parts, what ``prepare`` shows as sent), ``schema`` (strict-mode schemas),
 ``cache`` (the prompt cache key rule), ``call`` (one request's translation, the completion
-reader), ``stream``, ``batches`` and ``client``.
+reader), ``stream``, ``batches`` and ``client``. The Responses API is this provider's second
+flavour, chosen per request by ``apis`` (``options.api``): ``responses_body``, ``responses_call``
+and ``responses_stream``; ``counting`` is its input-token count; ``servers`` the quirks table of
+local servers (``options.server``).
 
 Names are loaded on first access, so importing this package imports neither the SDK nor the
 adapter code.

@@ -17,6 +17,7 @@ from scriptorium.llm.model import ModelPrice
 from scriptorium.llm.pricing import usd_price
 
 __all__ = [
+    "API_VALUES",
     "BASE_URL_ENV",
     "BATCH_LIMITS",
     "CHAT_PATH",
@@ -27,6 +28,10 @@ __all__ = [
     "MEDIA_OPTION_VALUES",
     "PRICES",
     "PROVIDER",
+    "RESPONSES_COUNT_PATH",
+    "RESPONSES_ONLY",
+    "RESPONSES_ONLY_DATE",
+    "RESPONSES_PATH",
     "is_openai_endpoint",
     "openai_limits",
 ]
@@ -39,6 +44,26 @@ KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 #: Where a Chat Completions body is posted, under the base URL.
 CHAT_PATH = "/chat/completions"
+#: Where a Responses API body is posted, and where its input tokens are counted.
+RESPONSES_PATH = "/responses"
+RESPONSES_COUNT_PATH = "/responses/input_tokens"
+
+#: ``options.api``: which of OpenAI's two generation APIs a profile's requests travel on.
+API_VALUES = ("chat", "responses", "auto")
+RESPONSES_ONLY_DATE = "2026-11"
+#: The models that answer only on the Responses API (Chat Completions answers 404 "not a chat
+#: model"), as name patterns (table of 2026-11, from OpenAI's model pages): the pro models, the
+#: codex models and the deep-research models, dated snapshots included. ``options.api: auto``
+#: sends these to the Responses API and every other model to Chat Completions.
+RESPONSES_ONLY: tuple[str, ...] = (
+    "*-pro",
+    "*-pro-20??-??-??",
+    "*-codex",
+    "*-codex-*",
+    "codex-*",
+    "*-deep-research",
+    "*-deep-research-*",
+)
 
 #: Chat Completions has no top_k and refuses unknown parameters.
 IGNORED_SETTINGS: tuple[str, ...] = ("top_k",)

@@ -43,6 +43,7 @@ __all__ = [
     "BATCH_ENDPOINT",
     "OWN_API",
     "PLATFORMS",
+    "RESPONSES_BATCH_ENDPOINT",
     "Deployment",
     "azure_client",
     "credential_problem",
@@ -59,8 +60,10 @@ AZURE = "azure"
 PLATFORMS = (AZURE,)
 #: The SDK's own variable for an Azure resource's endpoint, honoured when a profile names none.
 BASE_URL_ENV_AZURE = "AZURE_OPENAI_ENDPOINT"
-#: What an Azure batch and each of its rows name as their endpoint (no ``/v1``).
+#: What an Azure batch and each of its rows name as their endpoint (no ``/v1``), on Chat
+#: Completions and on the Responses API.
 BATCH_ENDPOINT = "/chat/completions"
+RESPONSES_BATCH_ENDPOINT = "/responses"
 
 _PLATFORM_ONLY = ("api_version", "azure_ad_token_env", "base_model")
 _API_VERSION = re.compile(r"^[A-Za-z0-9.-]{1,40}$")

@@ -19,17 +19,27 @@ from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.openai.api import BATCH_LIMITS, DEFAULT_BASE_URL, PRICES, PROVIDER
-from scriptorium.llm.openai.azure import BATCH_ENDPOINT, Deployment, azure_client
+from scriptorium.llm.openai.apis import api_of
+from scriptorium.llm.openai.azure import (
+    BATCH_ENDPOINT,
+    RESPONSES_BATCH_ENDPOINT,
+    Deployment,
+    azure_client,
+)
 from scriptorium.llm.openai.body import build_params, openai_strategy
 from scriptorium.llm.openai.call import azure_cost, read_completion
+from scriptorium.llm.openai.responses_body import build_responses_params
+from scriptorium.llm.openai.responses_call import read_response
 from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = ["ENDPOINT", "TAG_KEY", "OpenAIBatches"]
+__all__ = ["ENDPOINT", "RESPONSES_ENDPOINT", "TAG_KEY", "OpenAIBatches"]
 
-#: The endpoint each batch row is for (the batch API names it with its /v1).
+#: The endpoint each batch row is for (the batch API names it with its /v1): Chat Completions,
+#: or the Responses API for a request that travels on it (``options.api``).
 ENDPOINT = "/v1/chat/completions"
+RESPONSES_ENDPOINT = "/v1/responses"
 #: The ``metadata`` key holding our chunk tag.
 TAG_KEY = "scriptorium_chunk"
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -98,17 +108,25 @@ class OpenAIBatches(SDKBatches):
             default_base_url=DEFAULT_BASE_URL,
         )
         self._deployment = deployment
-        #: The endpoint each row and the batch name (Azure's has no /v1).
-        self.endpoint = ENDPOINT if deployment is None else BATCH_ENDPOINT
+        #: The endpoint of each API's rows and batches (Azure's have no /v1).
+        self.endpoints = (
+            {"chat": ENDPOINT, "responses": RESPONSES_ENDPOINT}
+            if deployment is None
+            else {"chat": BATCH_ENDPOINT, "responses": RESPONSES_BATCH_ENDPOINT}
+        )
 
     def entry(self, custom_id: str, request: LLMRequest) -> Entry:
-        params, _ = build_params(request)
-        data = {"custom_id": custom_id, "method": "POST", "url": self.endpoint, "body": params}
+        api = api_of(request)
+        params, _ = (build_responses_params if api == "responses" else build_params)(request)
+        url = self.endpoints[api]
+        data = {"custom_id": custom_id, "method": "POST", "url": url, "body": params}
         size = len(json.dumps(data, ensure_ascii=False).encode("utf-8")) + 1
-        return Entry(custom_id, data, size, group=str(params.get("model", "")))
+        # A batch holds one model and one endpoint.
+        return Entry(custom_id, data, size, group=f"{params.get('model', '')}\n{url}")
 
     def create(self, entries: list[Entry], tag: str) -> RemoteBatch:
         client = self._client()
+        endpoint = str(entries[0].data["url"]) if entries else self.endpoints["chat"]
         content = "".join(json.dumps(e.data, ensure_ascii=False) + "\n" for e in entries)
         upload = (f"scriptorium-{tag}.jsonl", content.encode("utf-8"))
         # An upload is free and unbilled, so it may be retried; the batch create is sent once.
@@ -118,7 +136,7 @@ class OpenAIBatches(SDKBatches):
         batch = self._calls.create(
             lambda t: client.batches.create(
                 input_file_id=stored.id,
-                endpoint=self.endpoint,
+                endpoint=endpoint,
                 completion_window="24h",
                 metadata={TAG_KEY: tag},
                 timeout=t,
@@ -187,8 +205,12 @@ class OpenAIBatches(SDKBatches):
         # The strategy the row was built with, without building its body again.
         strategy = openai_strategy(request.structured_output)
         raw = json.dumps(row.body).encode("utf-8")
-        (text, finish, usage, metadata), reasoning = read_completion(raw, strategy)
+        api = api_of(request)
+        read = read_response if api == "responses" else read_completion
+        (text, finish, usage, metadata), reasoning = read(raw, strategy)
         metadata.update({"provider": PROVIDER, "strategy": strategy})
+        if api != "chat":
+            metadata["api"] = api
         response = LLMResponse(
             text=text,
             reasoning=reasoning,

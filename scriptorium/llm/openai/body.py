@@ -30,6 +30,7 @@ from scriptorium.llm.openai.azure import is_azure
 from scriptorium.llm.openai.cache import cache_params
 from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.openai.schema import strict_schema
+from scriptorium.llm.openai.servers import server_of
 from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
 from scriptorium.profile.model import ExecutionSettings
@@ -42,12 +43,14 @@ __all__ = [
     "openai_messages",
     "openai_strategy",
     "openai_system",
+    "output_format",
     "request_reasoning",
+    "tool_name",
     "wire_view",
 ]
 
 
-def _tool_name(structured: StructuredOutput) -> str:
+def tool_name(structured: StructuredOutput) -> str:
     name = re.sub(r"[^A-Za-z0-9_-]", "_", structured.name)[:64]
     return name or "output"
 
@@ -100,9 +103,8 @@ def build_params(
     system = openai_system(request, strategy)
     if structured is not None:
         schema = structured.schema_
-        has_schema = structured.format == "json_schema" and isinstance(schema, dict)
         if strategy == "tool":
-            name = _tool_name(structured)
+            name = tool_name(structured)
             params["tools"] = [
                 {
                     "type": "function",
@@ -115,18 +117,13 @@ def build_params(
                 }
             ]
             params["tool_choice"] = {"type": "function", "function": {"name": name}}
-        elif strategy != "prompt" and has_schema:
-            reduced = strict_schema(schema)
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": _tool_name(structured),
-                    "schema": reduced if reduced is not None else schema,
-                    "strict": reduced is not None,
-                },
-            }
         elif strategy != "prompt":
-            params["response_format"] = {"type": "json_object"}
+            form = output_format(request, structured)
+            if form["type"] == "json_schema":
+                nested = {k: form[k] for k in ("name", "schema", "strict")}
+                params["response_format"] = {"type": "json_schema", "json_schema": nested}
+            else:
+                params["response_format"] = form
 
     messages: list[dict[str, Any]] = []
     if system:
@@ -136,6 +133,27 @@ def build_params(
     params["messages"] = messages
     params.update(cache_params(request))
     return params, strategy
+
+
+def output_format(request: LLMRequest, structured: StructuredOutput) -> dict[str, Any]:
+    """The native structured-output form, flat (``{"type": "json_schema", "name", "schema",
+    "strict"}`` or ``{"type": "json_object"}``): Chat Completions nests it in ``response_format``,
+    the Responses API puts it in ``text.format``. A schema goes strict when it reduces to what
+    strict mode accepts; a local server (``options.server``) gets what its row of the table says
+    (vLLM: strict and the whole schema; LM Studio: a permissive schema instead of JSON mode)."""
+    schema = structured.schema_
+    server = None if is_openai_endpoint(request.target.endpoint) else server_of(request.options)
+    if structured.format != "json_schema" or not isinstance(schema, dict):
+        if server is not None and "json_object" not in server.forms:
+            # Any JSON value fits the empty schema: JSON mode, said the way this server takes it.
+            return {"type": "json_schema", "name": "json", "schema": {}, "strict": False}
+        return {"type": "json_object"}
+    name = tool_name(structured)
+    if server is not None and server.strict_always:
+        return {"type": "json_schema", "name": name, "schema": schema, "strict": True}
+    reduced = strict_schema(schema)
+    chosen = reduced if reduced is not None else schema
+    return {"type": "json_schema", "name": name, "schema": chosen, "strict": reduced is not None}
 
 
 def _schema_text(schema: Any) -> str:
@@ -240,4 +258,5 @@ def wire_view(request: LLMRequest) -> WireView:
         strategy,
         ignored_settings(request.settings, plan),
         reasoning=plan,
+        api="chat",
     )

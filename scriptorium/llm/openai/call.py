@@ -21,14 +21,17 @@ from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.sdk_http import encode_body
 
 __all__ = [
+    "CHAT_USAGE",
     "FINISH",
     "REASONING_FIELDS",
+    "RESPONSES_USAGE",
     "Call",
     "Completion",
     "Result",
     "azure_cost",
     "parse_completion",
     "read_completion",
+    "token_usage",
 ]
 
 #: The API's finish reasons as scriptorium's (any other passes through).
@@ -67,6 +70,44 @@ def _count(holder: Any, key: str) -> int:
     return value
 
 
+#: Where a usage object keeps its counts: input, its details, output, its details.
+UsageNames = tuple[str, str, str, str]
+CHAT_USAGE: UsageNames = (
+    "prompt_tokens",
+    "prompt_tokens_details",
+    "completion_tokens",
+    "completion_tokens_details",
+)
+RESPONSES_USAGE: UsageNames = (
+    "input_tokens",
+    "input_tokens_details",
+    "output_tokens",
+    "output_tokens_details",
+)
+
+
+def token_usage(usage_body: Mapping[str, Any], names: UsageNames) -> Usage:
+    """The token classes of a usage object, for both APIs (``names`` says where each count is).
+
+    ``input_tokens`` is the input count minus the cached tokens, which are reported as
+    ``cache_read_input_tokens``: OpenAI counts cached tokens inside the input, and pricing
+    charges each class once. ``reasoning_tokens`` comes from the output details' count, counted
+    inside the output (so inside ``output_tokens``, priced there once)."""
+    inputs, input_details, outputs, output_details = names
+    prompt = _count(usage_body, inputs)
+    details = usage_body.get(input_details)
+    cached = min(prompt, _count(details, "cached_tokens") if isinstance(details, dict) else 0)
+    completion = _count(usage_body, outputs)
+    more = usage_body.get(output_details)
+    reasoned = _count(more, "reasoning_tokens") if isinstance(more, dict) else 0
+    return Usage(
+        input_tokens=prompt - cached,
+        output_tokens=completion,
+        cache_read_input_tokens=cached,
+        reasoning_tokens=min(reasoned, completion),
+    )
+
+
 def parse_completion(raw: bytes, strategy: str | None) -> Completion:
     """Text, finish reason, usage (tokens only) and metadata from a 200 body (see
     :func:`read_completion`, which also gives the reasoning text)."""
@@ -86,11 +127,8 @@ def read_completion(raw: bytes, strategy: str | None) -> tuple[Completion, str |
     """Text, finish reason, usage (tokens only) and metadata from a 200 body, and the reasoning
     text it carries (None: none); ``invalid_response`` when the body is not a chat completion.
 
-    ``input_tokens`` is ``prompt_tokens`` minus the cached tokens, which are reported as
-    ``cache_read_input_tokens``: OpenAI counts cached tokens inside ``prompt_tokens``, and pricing
-    charges each class once. ``reasoning_tokens`` comes from
-    ``completion_tokens_details.reasoning_tokens``, counted inside ``completion_tokens`` (so
-    inside ``output_tokens``, priced there once).
+    Usage: :func:`token_usage` of ``prompt_tokens``, ``prompt_tokens_details.cached_tokens``,
+    ``completion_tokens`` and ``completion_tokens_details.reasoning_tokens``.
     """
     try:
         body = json.loads(raw)
@@ -134,18 +172,7 @@ def read_completion(raw: bytes, strategy: str | None) -> tuple[Completion, str |
     if not isinstance(usage_body, dict):
         metadata["usage_missing"] = True
         usage_body = {}
-    prompt = _count(usage_body, "prompt_tokens")
-    details = usage_body.get("prompt_tokens_details")
-    cached = min(prompt, _count(details, "cached_tokens") if isinstance(details, dict) else 0)
-    completion = _count(usage_body, "completion_tokens")
-    output_details = usage_body.get("completion_tokens_details")
-    reasoned = _count(output_details, "reasoning_tokens") if isinstance(output_details, dict) else 0
-    usage = Usage(
-        input_tokens=prompt - cached,
-        output_tokens=completion,
-        cache_read_input_tokens=cached,
-        reasoning_tokens=min(reasoned, completion),
-    )
+    usage = token_usage(usage_body, CHAT_USAGE)
     if isinstance(body.get("model"), str):
         metadata["response_model"] = body["model"]
     if isinstance(body.get("service_tier"), str):
@@ -175,6 +202,9 @@ class Call(SDKCall[Result]):
 
     provider = PROVIDER
     default_base_url = DEFAULT_BASE_URL
+    #: Which API the call speaks, and where its body is posted under the base URL.
+    api = "chat"
+    path = CHAT_PATH
 
     def __init__(self, request: LLMRequest) -> None:
         key = key_of(request)
@@ -192,13 +222,26 @@ class Call(SDKCall[Result]):
             self.base_url = self.deployment.endpoint
             self.slot = self.deployment
         self.wire = MediaWire()  # media base64 is spliced in as the body is sent
-        self.params, self.strategy = build_params(request, media_wire=self.wire)
+        self.params, self.strategy = self.build(request)
+
+    def build(self, request: LLMRequest) -> tuple[dict[str, Any], str | None]:
+        """The body and the structured strategy used (media spliced in as it is sent)."""
+        return build_params(request, media_wire=self.wire)
+
+    def parse(self, raw: bytes) -> tuple[Completion, str | None]:
+        """A 200 body read: the completion and its reasoning text."""
+        return read_completion(raw, self.strategy)
+
+    def ignored(self) -> tuple[str, ...]:
+        """The request's settings this API does not take (said in metadata)."""
+        request = self.request
+        return ignored_settings(request.settings, request_reasoning(request))
 
     def send(self, client: Any, timeout_s: float) -> Result:
         """One POST of the parameters; the completion read and the request id."""
         with self.wire.sending(client, self.params) as sent:
             response = client.post(
-                CHAT_PATH,
+                self.path,
                 content=encode_body(sent),
                 cast_to=http_response_class(),
                 options={"timeout": timeout_s},
@@ -209,7 +252,7 @@ class Call(SDKCall[Result]):
         """The async twin of :meth:`send`."""
         with self.wire.sending(client, self.params) as sent:
             response = await client.post(
-                CHAT_PATH,
+                self.path,
                 content=encode_body(sent),
                 cast_to=http_response_class(),
                 options={"timeout": timeout_s},
@@ -219,7 +262,7 @@ class Call(SDKCall[Result]):
     def read(self, raw: Any) -> Result:
         """An HTTP response (``content`` and ``headers``) read. Parsed inside the attempt, so an
         invalid 200 fails through the retry loop like any failure and carries its attempt count."""
-        completion, reasoning = read_completion(raw.content, self.strategy)
+        completion, reasoning = self.parse(raw.content)
         return completion, reply_metadata(raw.headers, "x-request-id"), reasoning
 
     def cost(self, usage: Usage, reported: Any, *, batch: bool = False) -> tuple[int, str | None]:
@@ -241,13 +284,15 @@ class Call(SDKCall[Result]):
         cost, note = self.cost(usage, metadata.get("response_model"))
         usage = usage.model_copy(update={"cost_micro": cost, "llm_calls": attempts})
         metadata.update({"provider": PROVIDER, "strategy": self.strategy})
+        if self.api != "chat":  # Chat Completions is the default, said only when it is not
+            metadata["api"] = self.api
         if request_id:
             metadata.update(reply)
         elif "gateway_cost" in reply:
             metadata["gateway_cost"] = reply["gateway_cost"]
         if note:
             metadata["pricing"] = note
-        ignored = ignored_settings(request.settings, request_reasoning(request))
+        ignored = self.ignored()
         if ignored:
             metadata["ignored_settings"] = list(ignored)
         return LLMResponse(

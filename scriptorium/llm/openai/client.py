@@ -1,7 +1,8 @@
 """The ``openai`` provider: OpenAI and OpenAI-compatible servers through the official SDK.
 
 One adapter serves api.openai.com and the servers that speak its Chat Completions API (vLLM,
-Ollama, llama.cpp server, ...) through ``target.endpoint``, the base URL *including* ``/v1``.
+Ollama, llama.cpp server, ...) through ``target.endpoint``, the base URL *including* ``/v1``, and
+OpenAI's Responses API where the profile's ``options.api`` chooses it (:mod:`.apis`).
 
 - The SDK is imported on first use (:mod:`.sdk`; missing -> ``reason="provider_unavailable"``),
   built with ``max_retries=0`` and nothing read from the environment. Each request gets the time
@@ -27,11 +28,16 @@ from typing import Any
 
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
 from scriptorium.llm.client import StreamItem
-from scriptorium.llm.model import Failure, LLMRequest
+from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.openai.api import DEFAULT_BASE_URL, PROVIDER
+from scriptorium.llm.openai.apis import api_of
 from scriptorium.llm.openai.azure import Deployment, azure_client
 from scriptorium.llm.openai.body import build_params
 from scriptorium.llm.openai.call import Call, parse_completion
+from scriptorium.llm.openai.counting import count_input_tokens
+from scriptorium.llm.openai.responses_call import ResponsesCall
+from scriptorium.llm.openai.responses_stream import astream as responses_astream
+from scriptorium.llm.openai.responses_stream import stream as responses_stream
 from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.openai.stream import astream as stream_async
 from scriptorium.llm.openai.stream import stream as stream_sync
@@ -81,8 +87,9 @@ class OpenAIClient(SDKAdapter):
         super().__init__(hooks=hooks, sdk_factory=make)
 
     def call(self, request: LLMRequest) -> Call:
-        """The Chat Completions call for ``request`` (checked, parameters built)."""
-        return Call(request)
+        """The call for ``request`` on the API its profile's ``options.api`` chooses (Chat
+        Completions or the Responses API: :mod:`.apis`), checked, parameters built."""
+        return ResponsesCall(request) if api_of(request) == "responses" else Call(request)
 
     def classify(self, err: BaseException) -> Failure:
         """The adapter's one classifier (:func:`.sdk.classify`)."""
@@ -90,9 +97,22 @@ class OpenAIClient(SDKAdapter):
 
     def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
         """One chat completion streamed: text chunks as they arrive, then the ``LLMResponse``;
-        retried only before the first chunk (see :mod:`scriptorium.llm.openai.stream`)."""
+        retried only before the first chunk (see :mod:`scriptorium.llm.openai.stream`, and
+        :mod:`scriptorium.llm.openai.responses_stream` on the Responses API)."""
+        if api_of(request) == "responses":
+            return responses_stream(self.clients, self.hooks, request)
         return stream_sync(self.clients, self.hooks, request)
 
     def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
         """The async twin of :meth:`stream`."""
+        if api_of(request) == "responses":
+            return responses_astream(self.clients, self.hooks, request)
         return stream_async(self.clients, self.hooks, request)
+
+    def count_tokens(self, request: LLMRequest) -> int | Uncounted:
+        """The input tokens of what :meth:`generate` would send for ``request``: the Responses
+        API's input-token count where the SDK has it, else :class:`Uncounted` saying why (the
+        caller estimates; :mod:`.counting`)."""
+        call = self.call(request)
+        client = self.clients.sync(call.slot, call.key)
+        return count_input_tokens(call, client, self.hooks)

@@ -19,6 +19,7 @@ from scriptorium.llm.openai.api import (
     PROVIDER,
     openai_limits,
 )
+from scriptorium.llm.openai.apis import api_of, api_problems
 from scriptorium.llm.openai.azure import (
     credential_problem,
     deployment_of,
@@ -27,6 +28,7 @@ from scriptorium.llm.openai.azure import (
     route,
 )
 from scriptorium.llm.openai.reasoning import reasoning_plan
+from scriptorium.llm.openai.servers import enforcement_warning, server_problems
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
 
 if TYPE_CHECKING:
@@ -46,9 +48,30 @@ def _client(config: ProviderConfig) -> Client:
 
 
 def _wire(request: LLMRequest) -> WireView:
+    # The API the request travels on (options.api) decides what is shown as sent.
+    if api_of(request) == "responses":
+        from scriptorium.llm.openai.responses_body import responses_wire_view
+
+        return responses_wire_view(request)
     from scriptorium.llm.openai.body import wire_view
 
     return wire_view(request)
+
+
+def _structured_wire(request: LLMRequest) -> dict[str, Any]:
+    """The members of the body that ask for the structured output, as they go out."""
+    if api_of(request) == "responses":
+        from scriptorium.llm.openai.responses_body import build_responses_params as build
+    else:
+        from scriptorium.llm.openai.body import build_params as build
+    params, _ = build(request)
+    names = ("response_format", "text", "tools", "tool_choice")
+    return {name: params[name] for name in names if name in params}
+
+
+def _option_problems(options: Mapping[str, Any], source: str | None = None) -> list[str]:
+    """The platform's options, ``options.api`` and ``options.server`` (for ``check``)."""
+    return [*option_problems(options, source), *api_problems(options), *server_problems(options)]
 
 
 def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
@@ -62,6 +85,12 @@ def _wire_checked(request: LLMRequest) -> WireView:
     if problem is not None:
         field = "endpoint" if "endpoint" in problem else "options.azure_ad_token_env"
         raise InvalidRequestError(problem, field=field)
+    for field, problems in (
+        ("options.api", api_problems(request.options)),
+        ("options.server", server_problems(request.options)),
+    ):
+        if problems:
+            raise InvalidRequestError(problems[0], field=field)
     return _wire(request)
 
 
@@ -101,6 +130,8 @@ SPEC = ProviderSpec(
     prices=PRICES,
     classify=_classify,
     route=route,
-    check_options=option_problems,
+    check_options=_option_problems,
     reasoning=reasoning_plan,
+    structured_warning=enforcement_warning,
+    structured_wire=_structured_wire,
 )

@@ -20,6 +20,7 @@ from tests.contract.llm.harnesses import (
     AWS_ENV,
     AnthropicHarness,
     AzureHarness,
+    AzureResponsesHarness,
     BedrockConverseHarness,
     BedrockHarness,
     FakeClientHarness,
@@ -29,6 +30,7 @@ from tests.contract.llm.harnesses import (
     Harness,
     OpenAIHarness,
     ReplayHarness,
+    ResponsesHarness,
     VertexHarness,
 )
 
@@ -82,10 +84,10 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         server.count_tokens = None
         inner = AnthropicHarness(server)
         built = inner if name == "anthropic" else ReplayHarness(inner, tmp_path / "tape.jsonl")
-    elif name == "openai":
+    elif name in ("openai", "openai_responses"):
         openai_server: FakeOpenAIServer = request.getfixturevalue("openai_server")
         openai_server.reset()
-        built = OpenAIHarness(openai_server)
+        built = (OpenAIHarness if name == "openai" else ResponsesHarness)(openai_server)
     elif name in ("gemini", "gemini_vertex"):
         gemini_server: FakeGeminiServer = request.getfixturevalue("gemini_server")
         gemini_server.reset()
@@ -108,10 +110,10 @@ def harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness]
         vertex.reset()
         vertex.count_tokens = None
         built = VertexHarness(vertex)
-    elif name == "azure":
+    elif name in ("azure", "azure_responses"):
         azure: FakeAzureOpenAIServer = request.getfixturevalue("azure_server")
         azure.reset()
-        built = AzureHarness(azure)
+        built = (AzureHarness if name == "azure" else AzureResponsesHarness)(azure)
     elif name == "fake":
         built = FakeProviderHarness()
     else:

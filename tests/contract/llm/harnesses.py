@@ -14,6 +14,9 @@ reason (:meth:`Harness.cannot`), so it shows as skipped, never as passed.
   profile's ``options.platform``), through ``AnthropicBedrock`` / ``AnthropicVertex`` /
   ``AzureOpenAI`` against the fakes of those platforms' own routes, with fake credentials (AWS
   keys in the environment, set by the fixture; an access token or an Azure key as the key).
+- ``openai_responses`` and ``azure_responses``: the openai adapter on the Responses API
+  (``options.api: responses``) against the same fakes, which serve ``/v1/responses`` (Azure's
+  ``/openai/responses``) from the same script.
 - ``fake``: the profile-configured canned responder, built from a profile's ``options``.
 - ``replay``: every operation runs twice, first against a record-mode ``ReplayClient`` over the
   ``anthropic`` harness (which consumes the script and writes the cassette), then against a fresh
@@ -533,6 +536,10 @@ class OpenAIHarness(_HTTPHarness):
             chunks=chunks,
         )
 
+    def provider_count(self, tokens: int) -> bool:
+        self.server.count_tokens = tokens
+        return True
+
     def wire_strategy(self) -> str:
         body = self.last_body()
         if "tools" in body:
@@ -541,6 +548,45 @@ class OpenAIHarness(_HTTPHarness):
             return "native"
         system: dict[str, Any] = next((m for m in body["messages"] if m["role"] == "system"), {})
         return "prompt" if "schema" in str(system.get("content", "")).lower() else "none"
+
+
+class ResponsesHarness(OpenAIHarness):
+    """The openai adapter on the Responses API (``options.api: responses``), against the same
+    fake, which answers ``/v1/responses`` from the same script."""
+
+    name = "openai_responses"
+    path = "/v1/responses"
+    terminators = (b"event: response.completed", b"event: response.incomplete")
+    options: ClassVar[dict[str, Any]] = {"api": "responses"}
+
+    def request(self, **fields: Any) -> LLMRequest:
+        return super().request(**{"options": dict(self.options), **fields})
+
+    def profile(self) -> dict[str, Any]:
+        return {**super().profile(), "options": dict(self.options)}
+
+    def verify(self) -> LLMResponse:
+        self.answer("OK")
+        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
+        return response
+
+    def verify_as_set_up(self, key: str) -> Any:
+        return self.client.verify(self.target(), key, options=self.options)
+
+    def wire_strategy(self) -> str:
+        body = self.last_body()
+        if "tools" in body:
+            return "tool"
+        if "text" in body:
+            return "native"
+        return "prompt" if "schema" in str(body.get("instructions", "")).lower() else "none"
+
+    def output_limits(self, body: dict[str, Any]) -> list[int]:
+        return [body["max_output_tokens"]] if "max_output_tokens" in body else []
+
+    def messages_of(self, body: dict[str, Any]) -> list[Any]:
+        messages: list[Any] = body["input"]
+        return messages
 
 
 class GeminiHarness(_HTTPHarness):
@@ -830,6 +876,13 @@ class AzureHarness(OpenAIHarness):
     options: ClassVar[dict[str, Any]] = {"platform": "azure", "api_version": "2024-10-21"}
 
     server: FakeAzureOpenAIServer
+    reasons: ClassVar[Mapping[str, str]] = {
+        "count_tokens": "Azure serves no input-token count (runs get the local estimate: "
+        "tests/llm/openai/test_azure.py)"
+    }
+
+    def provider_count(self, tokens: int) -> bool:
+        self.cannot("count_tokens")
 
     def target(self) -> Target:
         return Target(
@@ -849,6 +902,18 @@ class AzureHarness(OpenAIHarness):
 
     def verify_as_set_up(self, key: str) -> Any:
         return self.client.verify(self.target(), key, options=self.options)
+
+
+class AzureResponsesHarness(AzureHarness):
+    """Azure's Responses API (``/openai/responses``, the deployment named by the body)."""
+
+    name = "azure_responses"
+    path = "/openai/responses"
+    terminators = ResponsesHarness.terminators
+    options: ClassVar[dict[str, Any]] = {**AzureHarness.options, "api": "responses"}
+    wire_strategy = ResponsesHarness.wire_strategy
+    output_limits = ResponsesHarness.output_limits
+    messages_of = ResponsesHarness.messages_of
 
 
 # --- the in-process adapters ----------------------------------------------------------------------
@@ -1054,12 +1119,14 @@ def runner_over(harness: Harness, client: Any, make_runner: RunnerFactory) -> Ru
 ADAPTERS = (
     "anthropic",
     "openai",
+    "openai_responses",
     "gemini",
     "gemini_vertex",
     "bedrock",
     "bedrock_converse",
     "vertex",
     "azure",
+    "azure_responses",
     "fake",
     "replay",
     "fake_client",

@@ -321,3 +321,26 @@ def test_provider_batch_uses_files_and_batches_under_the_resource(
         assert result.metadata["service_tier"] == "batch"
         assert result.usage.cost_micro > 0  # priced by the reported model, at the batch rate
         _no_secret(result.model_dump_json())
+
+
+# --- the Responses API on Azure ------------------------------------------------------------------
+
+
+def test_the_responses_api_goes_to_the_resources_responses_route(
+    server: FakeAzureOpenAIServer,
+) -> None:
+    """On Azure the Responses API is ``/openai/responses`` with the api-version, the deployment
+    named by the body's model; the answer is priced by the model Azure reports."""
+    server.reply("from responses", prompt_tokens=1000, completion_tokens=100)
+    options = {"platform": "azure", "api_version": API_VERSION, "api": "responses"}
+    request = _request(server.url, options=options)
+    with OpenAIClient(hooks=HOOKS) as client:
+        response = client.generate(request)
+    sent = server.requests[-1]
+    assert sent.path.startswith("/openai/responses?api-version=")
+    assert sent.headers["api-key"] == KEY
+    assert sent.body["model"] == DEPLOYMENT
+    assert sent.body["store"] is False
+    assert response.text == "from responses"
+    assert response.model == "gpt-4o-2024-08-06"
+    assert response.usage.cost_micro > 0
