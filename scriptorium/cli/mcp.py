@@ -117,6 +117,8 @@ def _serve_http(
             lifespan="on",
             server_header=False,
             log_level="warning",
+            # Its access lines would go to stdout; the MCP log (-v) says what ran.
+            access_log=False,
         )
     )
     previous = signal.signal(signal.SIGTERM, _terminated)

@@ -3,6 +3,7 @@ is unset or is not a variable's name, a bad concurrency, a profile that does not
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,15 @@ def test_a_token_over_stdio_is_refused_as_meaningless(
 ) -> None:
     assert main(["mcp", "--root", root, "--token-env", "SOME_TOKEN"]) == 2
     assert "--token-env is for --transport http" in capsys.readouterr().err
+
+
+def test_a_port_in_use_exits_1_naming_the_address(
+    root: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        code = main(["mcp", "--root", root, "--transport", "http", "--port", str(port)])
+    assert code == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
