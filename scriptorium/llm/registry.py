@@ -87,7 +87,9 @@ class Route:
     ``options`` name for its credential (an access token), read like a key when the profile names
     no ``api_key_env``. ``base_url_env``: the SDK's base-URL variable honoured when the profile
     names no endpoint (each platform has its own, or none). ``no_key_env``: why a profile on this
-    route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare."""
+    route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare.
+    ``secret_env``: the variables holding credentials the route's SDK signs with (Bedrock's AWS
+    secret key and session token), scrubbed from answers and errors like a key."""
 
     platform: str | None = None
     region: str | None = None
@@ -95,6 +97,7 @@ class Route:
     token_env: str | None = None
     base_url_env: str | None = None
     no_key_env: str | None = None
+    secret_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

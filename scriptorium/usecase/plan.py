@@ -31,6 +31,7 @@ from scriptorium.hashing import hash_bytes, hash_json
 from scriptorium.llm.media import check_media, media_bytes
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
 from scriptorium.llm.registry import ProviderSpec, Registry, WireView
+from scriptorium.llm.secrets import route_secrets
 from scriptorium.profile.chain import fallback_chain
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
@@ -57,6 +58,9 @@ class Plan:
     origin: RunRequest | None = None
     fallbacks: tuple[str, ...] = ()
     fallback_on: frozenset[str] = frozenset()
+    #: What the route signs with besides the request's key (Bedrock's AWS credentials, read
+    #: from the environment the SDK reads): scrubbed at the run's LLM boundary like the key.
+    signing_secrets: tuple[str, ...] = ()
 
 
 def fallback_request(origin: RunRequest, profile: str) -> RunRequest:
@@ -228,6 +232,7 @@ class Planner:
             origin=request,
             fallbacks=tuple(p.name for p in fallbacks),
             fallback_on=profile.fallback_reasons,
+            signing_secrets=() if route is None else route_secrets(route.secret_env, os.environ),
         )
 
     def _effective(

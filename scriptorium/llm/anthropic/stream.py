@@ -327,7 +327,7 @@ class Source:
         return self.call.read(content), reply_info(headers)
 
     def response(self, result: Result, attempts: int, elapsed_s: float) -> Any:
-        return self.call.response(result, attempts, elapsed_s)
+        return self.call.answer(result, attempts, elapsed_s)
 
 
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:

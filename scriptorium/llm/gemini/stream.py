@@ -203,7 +203,7 @@ class Source:
         return self.call.read(content, headers)
 
     def response(self, result: Answer, attempts: int, elapsed_s: float) -> Any:
-        return self.call.response(result, attempts, elapsed_s)
+        return self.call.answer(result, attempts, elapsed_s)
 
 
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
