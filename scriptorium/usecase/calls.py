@@ -176,7 +176,7 @@ def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:
     it could not count."""
     if not supports(client, TokenCounter):
         return None
-    with LLMBoundary(plan.prepared, plan.request, "counting tokens"):
+    with LLMBoundary(plan.prepared, plan.request, "counting tokens", plan.signing_secrets):
         counted = cast(TokenCounter, client).count_tokens(plan.request)
     if isinstance(counted, Uncounted):
         return counted
