@@ -14,9 +14,11 @@ from scriptorium import Engine, RunRequest, RunResult
 from scriptorium._testing.bedrock_server import FakeBedrockServer
 from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.model import LLMResponse
+from scriptorium.llm.model import LLMRequest, LLMResponse, Target
+from scriptorium.llm.openai import OpenAIClient
 from scriptorium.llm.retry import RetryHooks
 from scriptorium.llm.secrets import REDACTED, scrub_response
+from scriptorium.prompt.model import Message
 from scriptorium.testing import FakeClient
 
 OPENAI_KEY = "gw-token-echo-3f9a1c77e2d4"
@@ -153,3 +155,42 @@ def test_placeholders_shorter_than_eight_characters_are_left_alone() -> None:
     long = scrub_response(response, ["ollama/llama3"])
     assert long.model == REDACTED
     assert long.metadata == {"id": "EMPTY"}
+
+
+def test_a_session_token_in_a_bedrock_exception_mid_stream_is_in_no_error(
+    engine: Engine, bedrock_server: FakeBedrockServer
+) -> None:
+    bedrock_server.fail_midstream(
+        "partial words ", error_type="api_error", message=f"lost {SESSION_TOKEN} here"
+    )
+    request = RunRequest(prompt_id="say", profile="bedrock")
+    with pytest.raises(LLMGenerateError) as caught:
+        list(engine.stream(request))
+    err = caught.value
+    assert err.partial_text == "partial words "
+    assert SESSION_TOKEN not in str(err) + repr(err) + pickle.dumps(err).decode("latin-1")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_adapter_itself_hands_out_no_echoed_key(
+    openai_server: FakeOpenAIServer, stream: bool
+) -> None:
+    """What a cassette recorder or a batch sees is the adapter's answer: already scrubbed."""
+    openai_server.reset()
+    openai_server.reply(
+        "hi", model=f"m-{OPENAI_KEY}", headers={"x-request-id": f"id-{OPENAI_KEY}-x"}
+    )
+    request = LLMRequest(
+        target=Target(provider="openai", model="gpt-4o-mini", endpoint=openai_server.url),
+        api_key=OPENAI_KEY,
+        messages=(Message(role="user", content="hi"),),
+    )
+    with OpenAIClient(hooks=HOOKS) as client:
+        if stream:
+            items = list(client.stream(request))
+            response = items[-1]
+        else:
+            response = client.generate(request)
+    assert isinstance(response, LLMResponse)
+    assert OPENAI_KEY not in response.model_dump_json()
+    assert response.metadata["request_id"] == f"id-{REDACTED}-x"

@@ -214,3 +214,12 @@ def test_a_link_at_the_journal_name_is_refused_not_followed(tmp_path: Path) -> N
     out.with_name(out.name + ".partial").symlink_to(victim)
     assert main(args) == 2
     assert victim.read_text() == ""
+
+
+def test_junit_creates_missing_parent_directories(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    out = tmp_path / "ci" / "reports" / "deep" / "junit.xml"
+    assert main(["test", "note", "-p", "noisy", "--root", str(root), "--junit", str(out)]) == 1
+    tree = _parse(out.read_bytes())
+    assert tree.tag == "testsuites"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["junit.xml"]
