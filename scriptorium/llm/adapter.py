@@ -281,13 +281,16 @@ def broken_stream(
     key: str,
     attempts: int,
     classify: Classify,
+    secrets: tuple[str, ...] = (),
 ) -> LLMGenerateError:
     """The final error of a stream that failed after its first text (never retried): ``err``
     classified as a retry would have classified it, with the text handed out so far as
-    ``partial_text`` and the key redacted from the message."""
+    ``partial_text`` and the key (and any other ``secrets`` the request carried, such as a
+    route's signing credentials) redacted from the message."""
     failure = as_failure(err, classify)
     message = redact(
-        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began", (key,)
+        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began",
+        (key, *secrets),
     )
     return LLMGenerateError(
         message,

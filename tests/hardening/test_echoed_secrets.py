@@ -14,6 +14,7 @@ from scriptorium import Engine, RunRequest, RunResult
 from scriptorium._testing.bedrock_server import FakeBedrockServer
 from scriptorium._testing.openai_server import FakeOpenAIServer
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.anthropic import AnthropicClient
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 from scriptorium.llm.openai import OpenAIClient
 from scriptorium.llm.retry import RetryHooks
@@ -194,3 +195,24 @@ def test_the_adapter_itself_hands_out_no_echoed_key(
     assert isinstance(response, LLMResponse)
     assert OPENAI_KEY not in response.model_dump_json()
     assert response.metadata["request_id"] == f"id-{REDACTED}-x"
+
+
+def test_the_bedrock_adapter_itself_scrubs_its_session_token_mid_stream(
+    engine: Engine, bedrock_server: FakeBedrockServer
+) -> None:
+    """The adapter's own stream error, before any run's boundary sees it."""
+    bedrock_server.fail_midstream("some ", error_type="api_error", message=f"at {SESSION_TOKEN}")
+    request = LLMRequest(
+        target=Target(
+            provider="anthropic",
+            model="anthropic.claude-3-haiku-20240307-v1:0",
+            endpoint=bedrock_server.url,
+        ),
+        messages=(Message(role="user", content="hi"),),
+        options={"platform": "bedrock", "region": "eu-west-1"},
+    )
+    with AnthropicClient(hooks=HOOKS) as client, pytest.raises(LLMGenerateError) as caught:
+        list(client.stream(request))
+    err = caught.value
+    assert err.partial_text == "some "
+    assert SESSION_TOKEN not in str(err) + repr(err) + pickle.dumps(err).decode("latin-1")

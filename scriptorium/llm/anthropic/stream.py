@@ -248,6 +248,9 @@ class Source:
         self.provider = PROVIDER
         self.model = call.model
         self.key = call.key
+        #: Every secret the request carries (a route's signing credentials too), scrubbed from
+        #: the stream's errors.
+        self.secrets = call.secrets
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         return self.call.retry_args(hooks)

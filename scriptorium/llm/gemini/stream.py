@@ -155,6 +155,9 @@ class Source:
         self.provider = PROVIDER
         self.model = call.model
         self.key = call.key
+        #: Every secret the request carries (a route's signing credentials too), scrubbed from
+        #: the stream's errors.
+        self.secrets = call.secrets
         self.path = f"{call.path}:streamGenerateContent?alt=sse"
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:

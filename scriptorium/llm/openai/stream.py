@@ -179,6 +179,9 @@ class Source:
         self.provider = PROVIDER
         self.model = call.model
         self.key = call.key
+        #: Every secret the request carries (a route's signing credentials too), scrubbed from
+        #: the stream's errors.
+        self.secrets = call.secrets
         # The call's parameters asking for a stream that ends with a usage chunk.
         self.params = {**call.params, "stream": True, "stream_options": {"include_usage": True}}
 
