@@ -2,7 +2,7 @@
 
 Two ``scriptorium batch`` processes writing the same output would interleave their temporary file
 and journal and leave a file with torn lines and missing rows. So a batch holds an exclusive lock
-on ``<out>.lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows) from before it reads
+on ``.<out>.scriptorium-lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows) from before it reads
 anything until its output is in place. The lock file holds the holder's pid, so a second batch on
 the same output stops at once (``InvalidRequestError``, exit 2) naming that pid.
 
@@ -10,8 +10,9 @@ The kernel releases the lock when its holder dies, so a lock file left by a kill
 blocks the next one. The holder removes the file when it is done, while still holding the lock;
 a process that opened the old file just before finds, once it holds the lock, that the path no
 longer names the file it locked, and starts over on the new one, so two processes can never both
-believe they hold it. The ``.lock`` name is nothing a batch reads as output (those are ``--out``
-and ``<out>.partial``).
+believe they hold it. The lock's name is hidden and marked as scriptorium's, so no user's own
+file is truncated or removed as a lock, and it is nothing a batch reads as output (those are
+``--out`` and its journal).
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from scriptorium.errors import InvalidRequestError
 
 __all__ = ["LOCK_SUFFIX", "OutputLock", "lock_path"]
 
-#: What the lock file's name adds to the output's.
-LOCK_SUFFIX = ".lock"
+#: What the lock file's name adds to the output's (after a dot, so it is hidden): a name no
+#: user's own file is likely to hold, since the lock file is truncated and removed.
+LOCK_SUFFIX = ".scriptorium-lock"
 # How long to wait for a holder that has just taken the lock to write its pid.
 _PID_WAIT_S = 0.5
 # Never through a symlink (the file is truncated once locked), never waiting on a FIFO.
@@ -43,7 +45,7 @@ _FLAGS = (
 
 def lock_path(out: Path) -> Path:
     """The lock file of output ``out``."""
-    return out.with_name(out.name + LOCK_SUFFIX)
+    return out.with_name(f".{out.name}{LOCK_SUFFIX}")
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only

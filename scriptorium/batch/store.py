@@ -4,6 +4,7 @@ state or the new one on disk, never a torn one."""
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import tempfile
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from scriptorium._files import read_named_file
 from scriptorium._journal import load_json
+from scriptorium._sidefiles import MARK
 from scriptorium.batch.state import BatchState
 from scriptorium.errors import InvalidRequestError, translate
 
@@ -44,7 +46,11 @@ class StateFile:
         text = json.dumps(state.to_json(), ensure_ascii=False, separators=(",", ":"))
         directory = self.path.parent
         with translate(InvalidRequestError, f"writing the batch state {self.path}", field="state"):
-            fd, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=directory)
+            # Named as every side file is (_sidefiles), so the sweep below can only ever match
+            # files scriptorium made; mkstemp creates it exclusively.
+            fd, temp = tempfile.mkstemp(
+                prefix=f".{self.path.name}{MARK}", suffix=".tmp", dir=directory
+            )
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     handle.write(text)
@@ -60,7 +66,7 @@ class StateFile:
 
     def _sweep(self) -> None:
         """Remove temporary files a killed save left behind (only one process writes a job)."""
-        for stale in self.path.parent.glob(f".{self.path.name}.*"):
+        for stale in self.path.parent.glob(f".{glob.escape(self.path.name)}{MARK}*.tmp"):
             with contextlib.suppress(OSError):
                 stale.unlink()
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from scriptorium._journal import Journal
+from scriptorium._sidefiles import SideFile
 from scriptorium.batch.executor import BatchExecutor, Row, executor_named
 from scriptorium.batch.lock import OutputLock
 from scriptorium.batch.pipeline import ReorderWindow, feed, window_size
@@ -35,8 +35,10 @@ from scriptorium.cli.batch_records import (
     Item,
     Record,
     Totals,
+    check_journal,
     check_out,
     error_record,
+    journal_of,
     read_done,
     report,
     result_record,
@@ -188,8 +190,8 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
     resumable = check_out(args, args.prompt)
     lines, items = stream_items(args, definition)
     out = Path(args.out_file)
-    journal_path = out.with_name(out.name + ".partial")
-    temp_path = out.with_name(out.name + ".tmp")
+    journal_path = journal_of(out)
+    check_journal(journal_path, args.prompt)
     done = read_done(out, journal_path) if resumable else read_done(journal_path)
     totals = Totals()
     progress = Progress(reporter.err, lines) if reporter.err.isatty() else None
@@ -201,9 +203,14 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
 
     with translate(InvalidRequestError, f"--out: cannot write next to {out}", field="out"):
         journal = Journal(journal_path)
-        sink = temp_path.open("w", encoding="utf-8")
+        try:
+            side = SideFile(out, text=True)
+        except BaseException:
+            journal.close()
+            raise
     try:
-        with journal, sink:
+        with journal:
+            sink = side.handle
             lines, resumed = run_lines(
                 engine.row_work(),
                 items,
@@ -214,7 +221,10 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
                 sink=sink,
                 on_done=on_done,
             )
-    except KeyboardInterrupt:
+    except BaseException as err:
+        side.discard()
+        if not isinstance(err, KeyboardInterrupt):
+            raise
         if progress is not None:
             progress.end()
         reporter.error(
@@ -224,8 +234,8 @@ def _batch(args: argparse.Namespace, reporter: Reporter) -> int:
         )
         return EXIT_INTERRUPTED
     with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
-        os.replace(temp_path, out)
-    journal_path.unlink(missing_ok=True)
+        side.commit()
+    journal_path.unlink(missing_ok=True)  # checked above to be a journal of this batch
     if progress is not None:
         progress.end()
     return report(reporter, lines, totals, resumed, out)

@@ -24,12 +24,15 @@ if TYPE_CHECKING:
     from scriptorium.usecase.model import RunRequest, RunResult
 
 __all__ = [
+    "JOURNAL_SUFFIX",
     "MAX_IN_BYTES",
     "Item",
     "Record",
     "Totals",
+    "check_journal",
     "check_out",
     "error_record",
+    "journal_of",
     "read_done",
     "read_items",
     "report",
@@ -228,6 +231,52 @@ def check_out(args: argparse.Namespace, prompt_id: str) -> bool:
     )
 
 
+#: What the journal's name adds to the output's.
+JOURNAL_SUFFIX = ".partial"
+
+
+def journal_of(out: Path) -> Path:
+    """The journal of output ``out``: the results of a run that has not finished yet."""
+    return out.with_name(out.name + JOURNAL_SUFFIX)
+
+
+def check_journal(journal: Path, prompt_id: str) -> None:
+    """The journal's half of the rule of :func:`check_out`: what sits at the journal's name is
+    read, appended to and finally removed only when it is a journal of this prompt (every
+    complete line a batch record of it; a torn last line is a crash's). Anything else (a user's
+    own file, a symbolic link, a directory) is refused naming it (``InvalidRequestError``,
+    exit 2) and left as it is."""
+    if not os.path.lexists(journal):
+        return
+    if os.path.islink(journal) or not journal.is_file():
+        why = "a symbolic link" if os.path.islink(journal) else "not a regular file"
+        raise InvalidRequestError(
+            f"{journal} is {why}; batch keeps its journal under that name and will not follow "
+            "or replace it: move it away",
+            field="out",
+        )
+    foreign = _foreign_line(journal, prompt_id, torn_tail=not _ends_a_line(journal))
+    if foreign is not None:
+        raise InvalidRequestError(
+            f"{journal} is not a batch journal of {prompt_id!r} ({foreign}); batch keeps its "
+            "journal under that name and will not read or remove this file: move it away",
+            field="out",
+        )
+
+
+def _ends_a_line(path: Path) -> bool:
+    # A journal torn by a crash ends inside a line; a file ending with a newline was not torn.
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return True
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) == b"\n"
+    except OSError:
+        return True
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
@@ -235,23 +284,33 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _foreign_line(path: Path, prompt_id: str) -> str | None:
+def _foreign_line(path: Path, prompt_id: str, *, torn_tail: bool = False) -> str | None:
     """Why ``path`` is not (only) a batch output of ``prompt_id``: the first line that is not a
-    batch record, or a record of another prompt; None when it is one (or is absent or empty)."""
+    batch record, or a record of another prompt; None when it is one (or is absent or empty).
+    ``torn_tail``: a last line that is not JSON, after at least one record, is a record a crash
+    cut short (a journal's)."""
     try:
         handle = open_named_file(path, label=path.name)
     except FileProblem as err:
         if err.kind == "missing":
             return None
         raise InvalidRequestError(f"--out: {err}", field="out") from err
+    torn: str | None = None
+    records = 0
     with handle:
         for number, raw in jsonl_file_lines(handle):
+            if torn is not None:
+                return torn  # a line after it: not a torn tail
             if not raw.strip():
                 continue
             try:
                 record = load_json(raw)
             except ValueError:
-                return f"line {number} is not JSON"
+                torn = f"line {number} is not JSON"
+                if torn_tail and records:
+                    continue
+                return torn
+            records += 1
             if not _is_record(record):
                 return f"line {number} is not a batch record"
             other = _prompt_of(record)

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scriptorium._sidefiles import replacing
 from scriptorium.batch.job import CRASH_ENV, crash_at, custom_id_of
 from scriptorium.batch.store import StateFile
 from scriptorium.cli.batch_records import (
@@ -170,17 +171,16 @@ def _write(out: Path, records: list[Record | None], on_step: StepHook) -> Totals
     """Replace ``out`` with every record, in input order; what they add up to. ``on_step`` is
     told ``writing-results`` half way through."""
     totals = Totals()
-    temp = out.with_name(out.name + ".tmp")
-    with translate(InvalidRequestError, f"--out: cannot write {out}", field="out"):
-        with temp.open("w", encoding="utf-8") as sink:
-            for number, record in enumerate(records):
-                assert record is not None
-                totals.add(record)
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                if number == len(records) // 2:
-                    sink.flush()
-                    on_step("writing-results")
-            sink.flush()
-            os.fsync(sink.fileno())
-        os.replace(temp, out)
+    # Through a side file created exclusively beside it, never a fixed name.
+    with (
+        translate(InvalidRequestError, f"--out: cannot write {out}", field="out"),
+        replacing(out) as sink,
+    ):
+        for number, record in enumerate(records):
+            assert record is not None
+            totals.add(record)
+            sink.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+            if number == len(records) // 2:
+                sink.flush()
+                on_step("writing-results")
     return totals

@@ -12,12 +12,12 @@ scored repeat on either side is never a regression (its judge errors are reporte
 
 from __future__ import annotations
 
-import json
 import os
 
 from pydantic import ValidationError as PydanticValidationError
 
 from scriptorium._files import FileProblem, read_named_file
+from scriptorium._journal import TooDeep, load_json
 from scriptorium._loading import describe_validation_error
 from scriptorium.errors import InvalidRequestError
 from scriptorium.evals.report import BaselineComparison, CaseComparison, TestReport
@@ -36,9 +36,15 @@ def read_baseline(path: str | os.PathLike[str]) -> TestReport:
     label = os.fspath(path)
     try:
         data = read_named_file(path, max_bytes=MAX_BASELINE_BYTES, label=label)
-        document = json.loads(data.decode("utf-8"))
+        # The one bounded JSON reader: nesting too deep to parse is TooDeep, never a raw
+        # RecursionError.
+        document = load_json(data.decode("utf-8"))
     except FileProblem as err:
         raise InvalidRequestError(f"--baseline: {err}", field="baseline") from err
+    except TooDeep as err:
+        raise InvalidRequestError(
+            f"--baseline: {label} is not a JSON test report ({err})", field="baseline"
+        ) from err
     except (UnicodeDecodeError, ValueError) as err:
         raise InvalidRequestError(
             f"--baseline: {label} is not a JSON test report ({type(err).__name__})",

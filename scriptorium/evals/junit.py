@@ -1,24 +1,58 @@
 """``--junit FILE``: a test report as JUnit XML, the format CI systems read.
 
 One ``testsuite`` per prompt and profile, one ``testcase`` per case on it (its repeats summed up).
-A case that did not meet its pass rate, or regressed against the baseline, has a ``failure``
-element naming each expectation that failed with the value seen; a case whose judge gave no
-verdict has an ``error`` element (it was not scored, which is not the same as failing). Every
-attribute the JUnit schema requires is written (``testsuite``: name, tests, failures, errors,
-skipped, time, timestamp, hostname; ``testcase``: name, classname, time).
+:func:`junit_outcome` is the one rule of how a case reads in CI, shared with the pytest plugin so
+both give the same counts: a case where an expectation failed, or that regressed against the
+baseline, is a ``failure`` naming each expectation that failed with the value seen; a case that
+could not be judged (its run failed before there was an output, its judge errored or gave no
+verdict) is an ``error`` (not scored, which is not the same as failing). Every attribute the
+JUnit schema requires is written (``testsuite``: name, tests, failures, errors, skipped, time,
+timestamp, hostname; ``testcase``: name, classname, time).
+
+The document is well-formed whatever the outputs hold: every character XML 1.0 forbids (control
+characters, lone surrogates, U+FFFE/U+FFFF) is written as ``#xNN`` text, in attributes and text
+alike (as pytest's own ``--junitxml`` does). The file is replaced whole through a side file
+(:mod:`scriptorium._sidefiles`), its missing parent directories created.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC
-from typing import Any
+from typing import Any, Literal
 
+from scriptorium._sidefiles import write_replacing
 from scriptorium.evals.report import CaseReport, GroupReport, TestReport
 
-__all__ = ["junit_xml", "write_junit"]
+__all__ = ["junit_outcome", "junit_xml", "write_junit", "xml_safe"]
+
+#: The expectation name of a repeat whose run failed before there was an output.
+_RUN = "run"
+# Everything XML 1.0 does not allow in a document (tab, newline and carriage return are allowed).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 forbids written as ``#xNN``."""
+    return _NOT_XML.sub(lambda m: f"#x{ord(m.group()):02X}", text)
+
+
+def junit_outcome(case: CaseReport) -> Literal["failure", "error"] | None:
+    """How ``case`` reads in a JUnit report: ``failure`` when an expectation failed (or it
+    regressed against the baseline), ``error`` when it could not be judged (a run that failed
+    before there was an output, a judge error or no verdict), None when it passed."""
+    if case.regression:
+        return "failure"
+    if case.status == "passed":
+        return None
+    expectation_failed = any(
+        failure.expectation != _RUN for outcome in case.outcomes for failure in outcome.failures
+    )
+    return "failure" if expectation_failed else "error"
+
 
 _MAX_DETAIL_CHARS = 500
 
@@ -42,9 +76,9 @@ def _details(case: CaseReport, *, judge_errors: bool) -> str:
         if judge_errors and outcome.judge is not None and outcome.judge.error is not None:
             error = outcome.judge.error
             lines.append(f"repeat {outcome.repeat}: judge: {error.code}: {error.message}")
-        if judge_errors:
-            continue
         for failure in outcome.failures:
+            if judge_errors and failure.expectation != _RUN:
+                continue
             line = f"repeat {outcome.repeat}: {failure.expectation}: {failure.message}"
             if failure.expected is not None:
                 line += f"; expected {_shown(failure.expected)}"
@@ -77,7 +111,8 @@ def _testcase(parent: ET.Element, case: CaseReport) -> None:
             "time": _seconds(elapsed),
         },
     )
-    if case.status == "failed" or case.regression:
+    kind = junit_outcome(case)
+    if kind == "failure":
         why = "regression against the baseline; " if case.regression else ""
         failure = ET.SubElement(
             element,
@@ -88,8 +123,12 @@ def _testcase(parent: ET.Element, case: CaseReport) -> None:
             },
         )
         failure.text = _details(case, judge_errors=False)
-    if case.status == "error":
-        error = ET.SubElement(element, "error", {"message": _summary(case), "type": "judge_error"})
+    elif kind == "error":
+        error = ET.SubElement(
+            element,
+            "error",
+            {"message": _summary(case), "type": "judge_error" if case.judge_errors else "run"},
+        )
         error.text = _details(case, judge_errors=True)
     out = ET.SubElement(element, "system-out")
     out.text = (
@@ -99,7 +138,11 @@ def _testcase(parent: ET.Element, case: CaseReport) -> None:
 
 
 def _failed(case: CaseReport) -> bool:
-    return case.status == "failed" or case.regression
+    return junit_outcome(case) == "failure"
+
+
+def _errored(case: CaseReport) -> bool:
+    return junit_outcome(case) == "error"
 
 
 def _testsuite(parent: ET.Element, group: GroupReport, timestamp: str) -> None:
@@ -111,7 +154,7 @@ def _testsuite(parent: ET.Element, group: GroupReport, timestamp: str) -> None:
             "name": f"{group.prompt} [{group.profile}]",
             "tests": str(len(group.cases)),
             "failures": str(sum(_failed(c) for c in group.cases)),
-            "errors": str(sum(c.status == "error" and not _failed(c) for c in group.cases)),
+            "errors": str(sum(_errored(c) for c in group.cases)),
             "skipped": "0",
             "time": _seconds(elapsed),
             "timestamp": timestamp,
@@ -150,21 +193,31 @@ def junit_xml(report: TestReport) -> bytes:
             "name": "scriptorium test",
             "tests": str(len(cases)),
             "failures": str(sum(_failed(c) for c in cases)),
-            "errors": str(sum(c.status == "error" and not _failed(c) for c in cases)),
+            "errors": str(sum(_errored(c) for c in cases)),
             "time": _seconds(report.duration_ms),
         },
     )
     for group in report.groups:
         _testsuite(root, group, timestamp)
+    _make_safe(root)
     ET.indent(root)
     document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return document
 
 
+def _make_safe(root: ET.Element) -> None:
+    """Every attribute and text of the tree made writable as XML 1.0 (:func:`xml_safe`): one
+    pass over the finished tree, so no field can be missed."""
+    for element in root.iter():
+        for name, value in element.attrib.items():
+            element.set(name, xml_safe(value))
+        if element.text is not None:
+            element.text = xml_safe(element.text)
+        if element.tail is not None:
+            element.tail = xml_safe(element.tail)
+
+
 def write_junit(report: TestReport, path: str | os.PathLike[str]) -> None:
-    """Write :func:`junit_xml` to ``path``, replacing it whole (a reader never sees half)."""
-    target = os.fspath(path)
-    temporary = f"{target}.tmp"
-    with open(temporary, "wb") as handle:
-        handle.write(junit_xml(report))
-    os.replace(temporary, target)
+    """Write :func:`junit_xml` to ``path``, replacing it whole (a reader never sees half) through
+    a side file created exclusively beside it; missing parent directories are created."""
+    write_replacing(path, junit_xml(report), make_parents=True)

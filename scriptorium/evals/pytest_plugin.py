@@ -129,7 +129,7 @@ class CaseNotMet(Exception):
     """A case that did not pass: what failed, for the report."""
 
     def __init__(self, case: CaseReport) -> None:
-        super().__init__(case.case)
+        super().__init__(_describe(case))
         self.case = case
 
 
@@ -145,7 +145,12 @@ class CaseItem(pytest.Item):
         self.profile = profile
         self.case = case
 
-    def runtest(self) -> None:
+    def setup(self) -> None:
+        # The case runs here, so that one that could not be judged (its run or its judge
+        # failed) is reported as an error, as `scriptorium test --junit` counts it
+        # (junit_outcome); a failed expectation is a failure of the test itself.
+        from scriptorium.evals.junit import junit_outcome
+
         engine = _engine(self.config, self.root)
         report = engine.test(
             [self.prompt_id],
@@ -153,9 +158,17 @@ class CaseItem(pytest.Item):
             cases=[self.case],
             cassettes=self.config.getoption("scriptorium_cassettes"),
         )
+        self._not_met: list[CaseReport] = []
         for case in report.all_cases():
-            if case.status != "passed":
+            outcome = junit_outcome(case)
+            if outcome == "error":
                 raise CaseNotMet(case)
+            if outcome == "failure":
+                self._not_met.append(case)
+
+    def runtest(self) -> None:
+        for case in getattr(self, "_not_met", ()):
+            raise CaseNotMet(case)
 
     def repr_failure(
         self,

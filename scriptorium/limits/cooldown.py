@@ -1,5 +1,13 @@
-"""Cooldowns: a profile that just said "busy" (``rate_limited``, ``overloaded``) is left alone for
+"""Cooldowns: a target that just said "busy" (``rate_limited``, ``overloaded``) is left alone for
 a while by the runs that could try another profile of their fallback chain.
+
+A cooldown belongs to the target actually called, :func:`target_key`: the provider, the endpoint
+(and cloud platform and region), the model (providers limit rates per model: a busy large model
+says nothing of the small one a chain falls back to on the same account) and which key (a digest
+of it, never the key). Not to a profile name: a caller who points a profile at its own endpoint
+with its own key (``overrides.endpoint`` over HTTP) and gets a 429 cools only that endpoint and
+key, never the server's profile for everyone; two profiles calling the same model at the same
+endpoint with the same key share one cooldown.
 
 - :class:`Cooldowns`, the port a run asks (how long a profile still cools down) and tells (a
   profile failed busy, for how long to leave it);
@@ -14,9 +22,10 @@ How a batch row reaches the table its whole job shares (the limiter's, on Ray th
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
 __all__ = [
@@ -27,6 +36,7 @@ __all__ = [
     "Cooldowns",
     "LocalCooldowns",
     "cooldown_for",
+    "target_key",
 ]
 
 #: The failure reasons that put a profile in cooldown: the provider said it is busy.
@@ -46,17 +56,43 @@ def cooldown_for(retry_after_s: float | None) -> float:
     return min(float(retry_after_s), MAX_COOLDOWN_S)
 
 
+def target_key(
+    provider: str,
+    endpoint: str | None,
+    secrets: Iterable[str | None] = (),
+    *,
+    model: str = "",
+    platform: str | None = None,
+    region: str | None = None,
+) -> str:
+    """The cooldown key of the target a call goes to: ``provider``, ``endpoint`` (None: the
+    provider's default), the cloud ``platform`` and ``region`` when there is one, the ``model``,
+    and a digest of the credentials sent (``secrets``: the key, a route's signing secrets), never
+    their value."""
+    where = endpoint or "default"
+    if platform is not None:
+        where += f" via {platform}" + (f" {region}" if region else "")
+    given = [s for s in secrets if s]
+    if given:
+        digest = hashlib.sha256("\0".join(given).encode("utf-8", "surrogatepass")).hexdigest()
+        credential = f"key {digest[:16]}"
+    else:
+        credential = "no key"
+    return f"{provider} {where} {model!r} {credential}"
+
+
 @runtime_checkable
 class Cooldowns(Protocol):
-    """What a run asks before trying a profile, and tells when a profile failed busy."""
+    """What a run asks before trying a profile, and tells when a profile failed busy. Each is
+    named by its target's :func:`target_key` (the parameter keeps its old name)."""
 
     def remaining(self, profile: str) -> float:
-        """Seconds ``profile`` still cools down (0: it may be tried)."""
+        """Seconds the target ``profile`` still cools down (0: it may be tried)."""
         ...
 
     def cool(self, profile: str, seconds: float) -> None:
-        """Leave ``profile`` alone for ``seconds`` from now (a longer cooldown already running
-        is kept)."""
+        """Leave the target ``profile`` alone for ``seconds`` from now (a longer cooldown already
+        running is kept)."""
         ...
 
 

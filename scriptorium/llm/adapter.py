@@ -28,6 +28,7 @@ from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target
 from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
+from scriptorium.llm.secrets import scrub_response
 from scriptorium.profile.model import ExecutionSettings
 from scriptorium.prompt.model import Message
 
@@ -148,6 +149,9 @@ class SDKCall(Generic[R]):
         #: What tells this call's SDK client apart besides the key: the base URL, or for a cloud
         #: platform the provider's description of the route (hashable; its factory builds from it).
         self.slot: Hashable = self.base_url
+        #: Every secret the request carries: its key and, on a route whose SDK signs requests,
+        #: the signing credentials (a subclass adds them). Scrubbed from errors and answers.
+        self.secrets: tuple[str, ...] = (key,) if key else ()
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         """The retry loop's arguments for this call: its policy from the request's settings."""
@@ -159,7 +163,7 @@ class SDKCall(Generic[R]):
             "hooks": hooks,
             "provider": self.provider,
             "model": self.model,
-            "secrets": (self.key,),
+            "secrets": self.secrets,
         }
 
     def send(self, client: Any, timeout_s: float) -> R:
@@ -173,6 +177,12 @@ class SDKCall(Generic[R]):
     def response(self, result: R, attempts: int, elapsed_s: float) -> LLMResponse:
         """The ``LLMResponse`` of the successful attempt's ``result``."""
         raise NotImplementedError
+
+    def answer(self, result: R, attempts: int, elapsed_s: float) -> LLMResponse:
+        """:meth:`response`, with every secret the request carried scrubbed from it (a server
+        may echo a key in a response id, a model name or a header): how every answer of an SDK
+        adapter leaves it, plain, streamed or from a provider batch."""
+        return scrub_response(self.response(result, attempts, elapsed_s), self.secrets)
 
 
 class SDKAdapter:
@@ -211,7 +221,7 @@ class SDKAdapter:
             self.classify,
             **call.retry_args(self.hooks),
         )
-        return call.response(result, attempts, time.perf_counter() - started)
+        return call.answer(result, attempts, time.perf_counter() - started)
 
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`."""
@@ -223,7 +233,7 @@ class SDKAdapter:
             self.classify,
             **call.retry_args(self.hooks),
         )
-        return call.response(result, attempts, time.perf_counter() - started)
+        return call.answer(result, attempts, time.perf_counter() - started)
 
     def verify(
         self,
@@ -271,13 +281,16 @@ def broken_stream(
     key: str,
     attempts: int,
     classify: Classify,
+    secrets: tuple[str, ...] = (),
 ) -> LLMGenerateError:
     """The final error of a stream that failed after its first text (never retried): ``err``
     classified as a retry would have classified it, with the text handed out so far as
-    ``partial_text`` and the key redacted from the message."""
+    ``partial_text`` and the key (and any other ``secrets`` the request carried, such as a
+    route's signing credentials) redacted from the message."""
     failure = as_failure(err, classify)
     message = redact(
-        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began", (key,)
+        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began",
+        (key, *secrets),
     )
     return LLMGenerateError(
         message,

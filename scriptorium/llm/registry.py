@@ -10,6 +10,14 @@ The built-in specs are named here by the module that holds them and imported on 
 importing this module loads no provider code (and no SDK). Third-party providers plug in through
 the entry-point group ``scriptorium.providers`` (an object that is a ``ProviderSpec`` or a
 zero-argument callable returning one) or ``Engine(providers=[...])``.
+
+A plugin is found by its entry point's *name*, which is the provider's name: listing the installed
+plugins reads their metadata only, and a plugin's code is imported when a profile names its
+provider (or ``check`` asks for every plugin's problems). Each import runs apart, in a thread of
+its own, bounded by :data:`PLUGIN_IMPORT_TIMEOUT_S`: a plugin that raises anything at import
+(``SystemExit`` from ``sys.exit``, ``KeyboardInterrupt``, any ``BaseException``) or never finishes
+is recorded as a problem naming it, and breaks no project that does not name its provider. Two
+entry points with the same name are a clash: neither is used, and the problem names both.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILTIN",
     "ENTRY_POINT_GROUP",
+    "PLUGIN_IMPORT_TIMEOUT_S",
     "ProviderConfig",
     "ProviderSpec",
     "ReasoningRule",
@@ -50,6 +60,8 @@ log = logging.getLogger("scriptorium.llm")
 
 #: The entry-point group third-party packages declare their providers in.
 ENTRY_POINT_GROUP = "scriptorium.providers"
+#: How long a provider plugin's import (and its spec factory) may take before it is given up on.
+PLUGIN_IMPORT_TIMEOUT_S = 5.0
 
 
 class WireView:
@@ -91,7 +103,9 @@ class Route:
     ``options`` name for its credential (an access token), read like a key when the profile names
     no ``api_key_env``. ``base_url_env``: the SDK's base-URL variable honoured when the profile
     names no endpoint (each platform has its own, or none). ``no_key_env``: why a profile on this
-    route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare."""
+    route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare.
+    ``secret_env``: the variables holding credentials the route's SDK signs with (Bedrock's AWS
+    secret key and session token), scrubbed from answers and errors like a key."""
 
     platform: str | None = None
     region: str | None = None
@@ -99,6 +113,7 @@ class Route:
     token_env: str | None = None
     base_url_env: str | None = None
     no_key_env: str | None = None
+    secret_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -289,15 +304,21 @@ def _as_spec(value: Any, origin: str) -> ProviderSpec:
 
 class Registry:
     """The providers a project can use: the built-in ones, ``specs`` given in code, and those
-    third-party packages declare as entry points (looked up only when a name is not found
-    otherwise, and only when ``entry_points`` is true).
+    third-party packages declare as entry points (when ``entry_points`` is true), each found by
+    its entry point's name and imported only when that name is asked for (see the module).
 
     A spec whose name clashes with a built-in is refused with ``LLMGenerateError(reason="config")``.
-    An entry point that fails to load is recorded in :attr:`problems` (``check`` reports them) and
-    never breaks a project that does not name it.
+    An entry point that fails to load (or clashes with another) is recorded in :attr:`problems`
+    (``check`` reports them) and never breaks a project that does not name it.
     """
 
-    def __init__(self, specs: Iterable[ProviderSpec] = (), *, entry_points: bool = True) -> None:
+    def __init__(
+        self,
+        specs: Iterable[ProviderSpec] = (),
+        *,
+        entry_points: bool = True,
+        plugin_timeout_s: float = PLUGIN_IMPORT_TIMEOUT_S,
+    ) -> None:
         self._given: dict[str, ProviderSpec] = {}
         for spec in specs:
             if not isinstance(spec, ProviderSpec):
@@ -309,9 +330,15 @@ class Registry:
             self._given[spec.name] = spec
         self._builtin: dict[str, ProviderSpec] = {}
         self._entry_points = entry_points
-        self._plugins: dict[str, ProviderSpec] | None = None
+        self._timeout_s = plugin_timeout_s
+        # Entry points by name, read from metadata (no plugin imported); None until first asked.
+        self._points: dict[str, Any] | None = None
+        self._plugins: dict[str, ProviderSpec] = {}
+        # Why a plugin name cannot be used (it failed to load, or clashes), by name.
+        self._broken: dict[str, str] = {}
         self._problems: list[str] = []
         self._lock = threading.Lock()
+        self._plugin_lock = threading.Lock()  # apart: a slow plugin never holds up built-ins
 
     @staticmethod
     def _refuse_clash(name: str, origin: str) -> None:
@@ -323,7 +350,8 @@ class Registry:
             )
 
     def find(self, name: str) -> ProviderSpec | None:
-        """The spec of ``name``, or None when no provider has that name."""
+        """The spec of ``name``, or None when no provider has that name (or its plugin does not
+        load: :attr:`problems` says why)."""
         spec = self._builtin.get(name) or self._given.get(name)
         if spec is not None:
             return spec
@@ -334,7 +362,7 @@ class Registry:
                 if spec is None:
                     spec = self._builtin[name] = _as_spec(_load(reference), reference)
             return spec
-        return self._plugin_specs().get(name)
+        return self._plugin(name)
 
     def get(self, name: str) -> ProviderSpec:
         """The spec of ``name``; ``LLMGenerateError(reason="config")`` naming the known providers
@@ -347,51 +375,154 @@ class Registry:
         return spec
 
     def unknown_message(self, name: str) -> str:
-        """What to tell someone who named a provider that does not exist."""
+        """What to tell someone who named a provider that does not exist (or whose plugin does
+        not load). Imports no plugin."""
+        broken = self._broken.get(name)
+        if broken is not None:
+            return f"provider {name[:64]!r} cannot be used: {broken}"
         known = self.names()
         hint = did_you_mean(name, known)
         return f"unknown provider {name[:64]!r} (known: {', '.join(known)}){hint}"
 
     def names(self) -> tuple[str, ...]:
-        """Every provider name this registry can serve, sorted."""
-        return tuple(sorted({*BUILTIN, *self._given, *self._plugin_specs()}))
+        """Every provider name this registry can serve, sorted: plugins by their entry points'
+        names, none imported (those known not to load are left out)."""
+        plugins = (n for n in self._entry_point_names() if n not in self._broken)
+        return tuple(sorted({*BUILTIN, *self._given, *plugins}))
 
     @property
     def problems(self) -> tuple[str, ...]:
-        """Entry points that could not be loaded, each as a one-line message."""
-        self._plugin_specs()
+        """Entry points that could not be loaded (or clash), each as a one-line message naming
+        it. Loads every plugin not loaded yet, all at once, each import bounded."""
+        pending = [n for n in self._entry_point_names() if n not in self._plugins]
+        self._load_plugins(pending)
         return tuple(self._problems)
 
-    def _plugin_specs(self) -> dict[str, ProviderSpec]:
-        plugins = self._plugins
-        if plugins is not None:
-            return plugins
-        with self._lock:
-            if self._plugins is None:
-                self._plugins = self._discover() if self._entry_points else {}
-            return self._plugins
+    # --- plugins ---------------------------------------------------------------------------------
 
-    def _discover(self) -> dict[str, ProviderSpec]:
+    def _entry_point_names(self) -> tuple[str, ...]:
+        return tuple(self._discovered())
+
+    def _discovered(self) -> dict[str, Any]:
+        points = self._points
+        if points is not None:
+            return points
+        with self._lock:
+            if self._points is None:
+                self._points = self._discover() if self._entry_points else {}
+            return self._points
+
+    def _discover(self) -> dict[str, Any]:
+        """The group's entry points by name, from installed metadata only. A name declared by
+        two different entry points is a clash: recorded, and neither is used."""
         from importlib.metadata import entry_points
 
-        found: dict[str, ProviderSpec] = {}
         try:
-            points = entry_points(group=ENTRY_POINT_GROUP)
+            points = list(entry_points(group=ENTRY_POINT_GROUP))
         except Exception as err:  # a broken installation's metadata: no plugins, said once
             self._problems.append(f"entry points of {ENTRY_POINT_GROUP!r}: {type(err).__name__}")
-            return found
+            return {}
+        by_name: dict[str, list[Any]] = {}
         for point in points:
-            origin = f"entry point {point.name!r} ({point.value})"
-            try:
-                spec = _as_spec(point.load(), origin)
-                if spec.name in BUILTIN or spec.name in self._given:
-                    raise ValueError(f"its provider name {spec.name!r} is already taken")
-            except Exception as err:
-                log.debug("provider %s failed to load", origin, exc_info=True)
-                self._problems.append(f"{origin} does not load: {type(err).__name__}: {err}"[:300])
+            same = by_name.setdefault(point.name, [])
+            if all(point.value != other.value for other in same):
+                same.append(point)  # the same object found twice on the path is one
+        found: dict[str, Any] = {}
+        for name, declared in by_name.items():
+            if len(declared) > 1:
+                where = ", ".join(f"{p.value} ({_distribution(p)})" for p in declared)
+                message = (
+                    f"entry point {name!r} is declared {len(declared)} times ({where}): "
+                    "neither is used; uninstall all but one"
+                )
+                self._broken[name] = message
+                self._problems.append(message)
                 continue
-            found[spec.name] = spec
+            found[name] = declared[0]
         return found
+
+    def _plugin(self, name: str) -> ProviderSpec | None:
+        spec = self._plugins.get(name)
+        if spec is not None or name in self._broken:
+            return spec
+        if name not in self._discovered():
+            return None
+        self._load_plugins([name])
+        return self._plugins.get(name)
+
+    def _load_plugins(self, names: list[str]) -> None:
+        """Import the plugins ``names`` (each in its own thread, all within one timeout) and
+        record each spec or problem."""
+        with self._plugin_lock:
+            todo = [n for n in names if n not in self._plugins and n not in self._broken]
+            points = self._points or {}
+            loads = [_PluginLoad(points[n]) for n in todo if n in points]
+            deadline = time.monotonic() + self._timeout_s
+            for load in loads:
+                load.wait(max(0.0, deadline - time.monotonic()))
+            for load in loads:
+                self._record(load)
+
+    def _record(self, load: _PluginLoad) -> None:
+        point = load.point
+        origin = f"entry point {point.name!r} ({point.value})"
+        spec: ProviderSpec | None = None
+        try:
+            if load.running:
+                raise TimeoutError(
+                    f"its import did not finish within {self._timeout_s:g} s (given up on)"
+                )
+            if load.error is not None:
+                raise load.error
+            spec = load.spec
+            assert spec is not None
+            if spec.name in BUILTIN or spec.name in self._given:
+                raise ValueError(f"its provider name {spec.name!r} is already taken")
+            if spec.name != point.name:
+                raise ValueError(
+                    f"its provider is named {spec.name!r}, not {point.name!r} as the entry point"
+                )
+        except BaseException as err:  # whatever the plugin raised: its problem, not ours
+            log.debug("provider %s failed to load", origin, exc_info=True)
+            message = f"{origin} does not load: {type(err).__name__}: {err}"[:300]
+            self._broken[point.name] = message
+            self._problems.append(message)
+            return
+        self._plugins[point.name] = spec
+
+
+class _PluginLoad:
+    """One plugin's import and spec, run in a daemon thread of its own: whatever it raises
+    (``SystemExit``, ``KeyboardInterrupt`` included) is kept as :attr:`error`, and a plugin that
+    never returns leaves the thread running (:attr:`running`) without holding anyone up."""
+
+    def __init__(self, point: Any) -> None:
+        self.point = point
+        self.spec: ProviderSpec | None = None
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, name=f"scriptorium-plugin-{point.name}"[:60], daemon=True
+        )
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.spec = _as_spec(self.point.load(), f"entry point {self.point.name!r}")
+        except BaseException as err:
+            self.error = err
+
+    def wait(self, seconds: float) -> None:
+        self._thread.join(seconds)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+
+def _distribution(point: Any) -> str:
+    dist = getattr(point, "dist", None)
+    name = getattr(dist, "name", None) if dist is not None else None
+    return str(name) if name else "unknown distribution"
 
 
 _default: Registry | None = None

@@ -386,7 +386,7 @@ def _ended_early(source: StreamSource[Any], partial: str, attempts: int) -> LLMG
     message = redact(
         f"{source.provider} {source.model}: connection (the stream ended without its "
         "terminator)" + (" after the stream began" if partial else ""),
-        (source.key,),
+        (source.key, *getattr(source, "secrets", ())),
     )
     return LLMGenerateError(
         message,
@@ -412,6 +412,7 @@ def _broken(
         provider=source.provider,
         model=source.model,
         key=source.key,
+        secrets=getattr(source, "secrets", ()),
         attempts=attempts,
         classify=classify,
     )

@@ -3,10 +3,11 @@ translated here, in one place, for both the sync and the async driver."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from scriptorium.errors import LLMGenerateError, ScriptoriumError, redact, scrub_chain, translate
 from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.llm.secrets import scrub_response
 from scriptorium.usecase.model import PreparedRun
 from scriptorium.usecase.repair import RepairResult
 from scriptorium.usecase.unicode import clean_response
@@ -19,15 +20,47 @@ class LLMBoundary:
     double's own failure, see :func:`_test_failure`) and fills in the run's context on our own
     errors when the client left it out."""
 
-    __slots__ = ("_prepared", "_request", "_what")
+    __slots__ = ("_prepared", "_request", "_secrets", "_what")
 
-    def __init__(self, prepared: PreparedRun, request: LLMRequest, what: str) -> None:
+    def __init__(
+        self,
+        prepared: PreparedRun,
+        request: LLMRequest,
+        what: str,
+        signing_secrets: tuple[str, ...] = (),
+    ) -> None:
         self._prepared = prepared
         self._request = request
         self._what = what
+        key = request.api_key
+        #: Every secret the request carries: its key, and what its route signs with.
+        self._secrets: tuple[str, ...] = (
+            *(() if key is None else (key.get_secret_value(),)),
+            *signing_secrets,
+        )
 
-    def __enter__(self) -> None:
-        return None
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret the run's request carries (scrubbed from its errors and answers)."""
+        return self._secrets
+
+    def response(self, response: object) -> LLMResponse:
+        """:func:`checked_response` with every secret the request carried scrubbed from it."""
+        return scrub_response(checked_response(response), self._secrets)
+
+    def repair(self, result: object) -> RepairResult:
+        """:func:`checked_repair` with every secret the request carried scrubbed from its
+        response."""
+        checked = checked_repair(result)
+        response = getattr(checked, "response", None)
+        if isinstance(response, LLMResponse):
+            scrubbed = scrub_response(response, self._secrets)
+            if scrubbed is not response:
+                return checked.model_copy(update={"response": scrubbed})
+        return checked
+
+    def __enter__(self) -> Self:
+        return self
 
     def __exit__(
         self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
@@ -41,8 +74,7 @@ class LLMBoundary:
             "provider": prepared.target.provider,
             "model": prepared.target.model,
         }
-        key = self._request.api_key
-        secrets = [key.get_secret_value()] if key is not None else []
+        secrets = list(self._secrets)
         if isinstance(err, ScriptoriumError):
             # Ours, but possibly from a custom client that put the key in its message or chained
             # an SDK error holding it: scrubbed here, where foreign errors enter the run.

@@ -28,7 +28,7 @@ from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
 from scriptorium.llm.streaming import astream_of, response_pieces, stream_of
-from scriptorium.usecase.boundary import LLMBoundary, checked_repair, checked_response
+from scriptorium.usecase.boundary import LLMBoundary, checked_repair
 from scriptorium.usecase.flow import Answered, NextProfile, Outcome, Repair, Step
 from scriptorium.usecase.plan import Plan, Planner
 from scriptorium.usecase.prepare import heavy_to_prepare
@@ -107,7 +107,7 @@ def boundary(step: Step) -> LLMBoundary:
             "" if len(issues) == 1 else "s",
             first[:200],
         )
-    return LLMBoundary(step.plan.prepared, step.plan.request, step.what)
+    return LLMBoundary(step.plan.prepared, step.plan.request, step.what, step.plan.signing_secrets)
 
 
 def call(step: Step, callees: Callees) -> Outcome:
@@ -119,15 +119,15 @@ def call(step: Step, callees: Callees) -> Outcome:
         except ScriptoriumError as err:
             return err
     try:
-        with boundary(step):
+        with boundary(step) as checked:
             if isinstance(step, Repair):
-                return checked_repair(callees.the_repairer().repair(step.context))
+                return checked.repair(callees.the_repairer().repair(step.context))
             if isinstance(step, Answered):
-                return checked_response(step.answer(step.request))
+                return checked.response(step.answer(step.request))
             client = callees.kinds()[0]
             if client is None:
                 raise LLMGenerateError("the client has no generate()", reason="config")
-            return checked_response(client.generate(step.request))
+            return checked.response(client.generate(step.request))
     except LLMGenerateError as err:
         return err
 
@@ -145,12 +145,12 @@ async def acall(step: Step, callees: Callees) -> Outcome:
         except ScriptoriumError as err:
             return err
     try:
-        with boundary(step):
+        with boundary(step) as checked:
             if isinstance(step, Repair):
-                return checked_repair(await _arepair(callees.the_repairer(), step.context))
+                return checked.repair(await _arepair(callees.the_repairer(), step.context))
             if isinstance(step, Answered):
-                return checked_response(step.answer(step.request))
-            return checked_response(await _agenerate(callees, step.request))
+                return checked.response(step.answer(step.request))
+            return checked.response(await _agenerate(callees, step.request))
     except LLMGenerateError as err:
         return err
 
@@ -176,7 +176,7 @@ def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:
     it could not count."""
     if not supports(client, TokenCounter):
         return None
-    with LLMBoundary(plan.prepared, plan.request, "counting tokens"):
+    with LLMBoundary(plan.prepared, plan.request, "counting tokens", plan.signing_secrets):
         counted = cast(TokenCounter, client).count_tokens(plan.request)
     if isinstance(counted, Uncounted):
         return counted
@@ -209,12 +209,12 @@ def stream(step: Step, callees: Callees) -> Generator[StreamItem, None, None]:
     last item; none when the client ended without one). Everything, the opening included, happens
     while the stream is read, inside the boundary; leaving it closes the client's stream. A
     repairer that cannot stream gives its repaired text as one chunk."""
-    with boundary(step):
+    with boundary(step) as checked:
         items = _opened(step, callees)
         try:
             for item in items:
                 if isinstance(item, LLMResponse):
-                    yield checked_response(item)
+                    yield checked.response(item)
                     return
                 yield _text(item)
         finally:
@@ -224,12 +224,12 @@ def stream(step: Step, callees: Callees) -> Generator[StreamItem, None, None]:
 
 async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, None]:
     """The async twin of :func:`stream`."""
-    with boundary(step):
+    with boundary(step) as checked:
         items = _aopened(step, callees)
         try:
             async for item in items:
                 if isinstance(item, LLMResponse):
-                    yield checked_response(item)
+                    yield checked.response(item)
                     return
                 yield _text(item)
         finally:

@@ -19,9 +19,10 @@ run on it would be) and hands it back, and the next step generates it; every dri
 because each step carries the plan it belongs to and drivers take the request, the boundary's
 context and the observer's details from the step.
 
-The one collaborator the flow asks itself is the cooldown table (a read, a note; never a wait): a
-profile that failed busy (``rate_limited``, ``overloaded``) is noted, and a later run skips it
-while it cools down, unless it is the last its chain can try. The run's clock is read at its end,
+The one collaborator the flow asks itself is the cooldown table (a read, a note; never a wait): the
+target a profile called (provider, endpoint, model, key: ``limits.cooldown.target_key``), when it failed
+busy (``rate_limited``, ``overloaded``), is noted, and a later run skips a profile whose plan calls
+a target still cooling down, unless it is the last its chain can try. The run's clock is read at its end,
 and at each fallback when the request set ``timeout_s`` (the chain shares that one budget).
 
 Shaped like h11's connection object: the caller asks for the next step and feeds the outcome back.
@@ -36,7 +37,7 @@ from typing import Any, ClassVar, Literal
 
 from scriptorium.errors import LLMGenerateError, ScriptoriumError, ValidationError, translate
 from scriptorium.hashing import hash_text
-from scriptorium.limits.cooldown import BUSY_REASONS, Cooldowns, cooldown_for
+from scriptorium.limits.cooldown import BUSY_REASONS, Cooldowns, cooldown_for, target_key
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.observe.observer import GenerationKind
 from scriptorium.usecase.model import (
@@ -62,6 +63,7 @@ __all__ = [
     "Repair",
     "RunFlow",
     "Step",
+    "cooldown_key",
     "judge",
     "may_repair",
 ]
@@ -261,7 +263,7 @@ class RunFlow:
         self._left = -1  # the record of the profile left last
         self._error: LLMGenerateError | None = None  # the failure it was left for
         if self._chain and cooldowns is not None:
-            wait = cooldowns.remaining(plan.prepared.profile)
+            wait = cooldowns.remaining(cooldown_key(plan))
             if wait > 0:
                 self._leave(_cooling(plan.prepared.profile, wait, plan), None)
 
@@ -347,7 +349,7 @@ class RunFlow:
         # earlier and says nothing about now).
         busy = error.reason in BUSY_REASONS and not isinstance(step, Answered)
         if busy and self._cooldowns is not None:
-            self._cooldowns.cool(plan.prepared.profile, cooldown_for(error.retry_after_s))
+            self._cooldowns.cool(cooldown_key(plan), cooldown_for(error.retry_after_s))
         if isinstance(step, Repair) and self._verdict is not None:
             # A failed repair call ends the repairs but keeps what was already generated and
             # paid for; the failure is reported as an issue, not raised.
@@ -430,25 +432,15 @@ class RunFlow:
         self._error = error
         self._advance(record.profile, record.reason)
 
-    def _advance(self, left: str, reason: str) -> None:
-        """Ask for the next profile of the chain that may be tried: one cooling down is skipped
-        (and recorded) unless it is the last; the run ends when none is left."""
-        skipped: list[str] = []
-        while self._chain:
+    def _advance(self, left: str, reason: str, skipped: tuple[str, ...] = ()) -> None:
+        """Ask for the next profile of the chain (whether its target cools down is known once
+        it is prepared, :meth:`_prepared`); the run ends when none is left."""
+        if self._chain:
             name = self._chain.pop(0)
-            wait = 0.0
-            if self._chain and self._cooldowns is not None:
-                wait = self._cooldowns.remaining(name)
-            if wait > 0:
-                self._fallbacks.append(_cooling(name, wait, None))
-                skipped.append(name)
-                continue
             attempt = len(self._generations) + 1
             origin = self._origin
             assert origin is not None, "a chain is kept only for a plan that has its request"
-            self._step = NextProfile(
-                self._plan, attempt, origin, name, left, reason, tuple(skipped)
-            )
+            self._step = NextProfile(self._plan, attempt, origin, name, left, reason, skipped)
             return
         self._end()
 
@@ -479,6 +471,13 @@ class RunFlow:
                 self._end()
                 return
             plan = replace(plan, request=plan.request.model_copy(update={"budget_s": left}))
+        if self._chain and self._cooldowns is not None:
+            # A target still cooling down is skipped (recorded) unless it is the last to try.
+            wait = self._cooldowns.remaining(cooldown_key(plan))
+            if wait > 0:
+                self._fallbacks.append(_cooling(step.profile, wait, plan))
+                self._advance(step.left, step.reason, (*step.skipped, step.profile))
+                return
         self._plan = plan
         self._repairs = 0
         self._called = False
@@ -498,6 +497,22 @@ class RunFlow:
         self._step = None
         if self._error is not None:
             raise self._raised(self._error)
+
+
+def cooldown_key(plan: Plan) -> str:
+    """The cooldown key of the target ``plan`` calls (:func:`target_key`): its provider,
+    endpoint, platform and region, model, and the credentials it sends (its key, its route's
+    signing secrets)."""
+    target = plan.prepared.target
+    key = plan.request.api_key
+    return target_key(
+        target.provider,
+        target.endpoint,
+        (None if key is None else key.get_secret_value(), *plan.signing_secrets),
+        model=target.model,
+        platform=target.platform,
+        region=target.region,
+    )
 
 
 def _left(plan: Plan, code: str, reason: str, message: str, attempts: int) -> FallbackRecord:

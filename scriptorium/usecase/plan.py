@@ -31,6 +31,7 @@ from scriptorium.hashing import hash_bytes, hash_json
 from scriptorium.llm.media import check_media, media_bytes
 from scriptorium.llm.model import LLMRequest, StructuredOutput, Target
 from scriptorium.llm.registry import ProviderSpec, Registry, WireView
+from scriptorium.llm.secrets import route_secrets
 from scriptorium.profile.chain import fallback_chain
 from scriptorium.profile.model import ExecutionSettings, Profile
 from scriptorium.profile.repository import Repository as ProfileRepository
@@ -57,13 +58,17 @@ class Plan:
     origin: RunRequest | None = None
     fallbacks: tuple[str, ...] = ()
     fallback_on: frozenset[str] = frozenset()
+    #: What the route signs with besides the request's key (Bedrock's AWS credentials, read
+    #: from the environment the SDK reads): scrubbed at the run's LLM boundary like the key.
+    signing_secrets: tuple[str, ...] = ()
 
 
 def fallback_request(origin: RunRequest, profile: str) -> RunRequest:
     """The request a run of ``origin`` sends to ``profile``, a later profile of its chain: the same
     prompt, inputs, artifacts, metadata and settings overrides, without what names the first
     profile's target (the ``model`` and ``endpoint`` overrides) or its key (a direct ``api_key``
-    belongs to the provider it was given for: every later profile reads its own key variable)."""
+    belongs to the provider it was given for: every later profile reads its own key variable;
+    a run given a direct key is not chained by the planner at all)."""
     overrides = origin.overrides
     if overrides.model is not None or overrides.endpoint is not None:
         overrides = overrides.model_copy(update={"model": None, "endpoint": None})
@@ -135,6 +140,11 @@ class Planner:
             profile = self._profiles.get(profile_name)
             # The chain of the run's profile only: a later profile's own is part of it already.
             fallbacks = fallback_chain(profile, self._profiles.get) if chain else ()
+            if request.api_key is not None:
+                # A run given its own key is not chained (the chain is still checked): the key
+                # was given for this profile's target, and a later profile would make the
+                # caller's run on the engine's own keys.
+                fallbacks = ()
         if self._known_only:
             spec: ProviderSpec | None = steps.known_provider(profile, self._providers)
         else:  # an injected client serves every profile, whatever its provider's name
@@ -229,6 +239,7 @@ class Planner:
             origin=request,
             fallbacks=tuple(p.name for p in fallbacks),
             fallback_on=profile.fallback_reasons,
+            signing_secrets=() if route is None else route_secrets(route.secret_env, os.environ),
         )
 
     def _effective(

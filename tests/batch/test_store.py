@@ -44,10 +44,15 @@ def test_a_write_that_fails_leaves_the_previous_state_and_no_temporary_file(
 
 
 def test_temporary_files_left_by_a_killed_save_are_swept(tmp_path: Path) -> None:
-    (tmp_path / ".job.state.json.abc123").write_text("{", "utf-8")
+    """Only side files named as scriptorium names them: a user's look-alike is kept."""
+    (tmp_path / ".job.state.json.scriptorium-abc123.tmp").write_text("{", "utf-8")
+    (tmp_path / ".job.state.json.abc123").write_text("mine", "utf-8")
     store = StateFile(tmp_path / "job.state.json")
     store.save(_state("a"))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.state.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".job.state.json.abc123",
+        "job.state.json",
+    ]
 
 
 def test_a_file_that_is_not_a_batch_state_is_an_invalid_request(tmp_path: Path) -> None:

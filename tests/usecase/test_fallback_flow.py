@@ -14,7 +14,15 @@ from scriptorium.limits.cooldown import DEFAULT_COOLDOWN_S, LocalCooldowns
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.profile.model import DEFAULT_FALLBACK_ON
 from scriptorium.testing import FixedClock
-from scriptorium.usecase.flow import Answered, Generate, NextProfile, Outcome, Repair, RunFlow
+from scriptorium.usecase.flow import (
+    Answered,
+    Generate,
+    NextProfile,
+    Outcome,
+    Repair,
+    RunFlow,
+    cooldown_key,
+)
 from scriptorium.usecase.model import Overrides, RunRequest, RunResult
 from scriptorium.usecase.plan import Plan, Planner
 from scriptorium.usecase.repair import RepairResult
@@ -51,6 +59,11 @@ def _flow(
         answer=answer,
         cooldowns=cooldowns,
     )
+
+
+def _key(the_planner: Any, profile: str) -> str:
+    """The cooldown key of the target ``profile`` calls (cooldowns are kept per target)."""
+    return cooldown_key(the_planner.plan(RunRequest(prompt_id="hello", profile=profile)))
 
 
 def _busy(reason: str = "overloaded", attempts: int = 3, **fields: Any) -> LLMGenerateError:
@@ -324,7 +337,7 @@ def test_a_busy_failure_cools_the_profile_and_the_next_run_skips_it() -> None:
     the_planner = planner()
     first = _flow(the_planner.plan(HELLO), cooldowns=cooldowns)
     _drive(first, the_planner, {"primary": [_busy()], "backup": [_ok("hi", 0, 0, 0)]})
-    assert cooldowns.remaining("primary") == DEFAULT_COOLDOWN_S
+    assert cooldowns.remaining(_key(the_planner, "primary")) == DEFAULT_COOLDOWN_S
     clock.now += 10
     second = _flow(the_planner.plan(HELLO), cooldowns=cooldowns)
     result, made = _drive(second, the_planner, {"backup": [_ok("hi", 0, 0, 0)]})
@@ -353,7 +366,7 @@ def test_retry_after_sets_the_cooldown_and_rate_limited_cools_too() -> None:
         the_planner,
         {"primary": [_busy("rate_limited", retry_after_s=5.0)], "backup": [_ok("x", 0, 0, 0)]},
     )
-    assert cooldowns.remaining("primary") == 5.0
+    assert cooldowns.remaining(_key(the_planner, "primary")) == 5.0
 
 
 def test_other_failures_do_not_cool_a_profile() -> None:
@@ -361,17 +374,22 @@ def test_other_failures_do_not_cool_a_profile() -> None:
     the_planner = planner()
     flow = _flow(the_planner.plan(HELLO), cooldowns=cooldowns)
     _drive(flow, the_planner, {"primary": [_busy("server_error")], "backup": [_ok("x", 0, 0, 0)]})
-    assert cooldowns.remaining("primary") == 0.0
+    assert cooldowns.remaining(_key(the_planner, "primary")) == 0.0
 
 
 def test_a_cooling_profile_in_the_middle_is_skipped_but_the_last_is_always_tried() -> None:
     cooldowns = LocalCooldowns(clock=Clock())
-    cooldowns.cool("backup", 60)
-    cooldowns.cool("third", 60)
     the_planner = planner()
+    cooldowns.cool(_key(the_planner, "backup"), 60)
+    cooldowns.cool(_key(the_planner, "third"), 60)
     flow = _flow(the_planner.plan(HELLO), cooldowns=cooldowns)
     step = None
     flow.send(_busy("server_error"))
+    step = flow.next_step()
+    # Whether a profile's target cools down is known once it is prepared.
+    assert isinstance(step, NextProfile)
+    assert (step.profile, step.skipped) == ("backup", ())
+    flow.send(the_planner.plan_fallback(step.origin, step.profile))
     step = flow.next_step()
     assert isinstance(step, NextProfile)
     assert (step.profile, step.skipped) == ("third", ("backup",))
@@ -387,8 +405,8 @@ def test_a_cooling_first_profile_is_tried_after_all_when_nothing_after_it_can_be
     """Cooldown only changes which profile is tried first; it never fails a run untried."""
     profiles = {**PROFILES, "primary": {"provider": "fake", "fallback": ["keyed"]}}
     cooldowns = LocalCooldowns(clock=Clock())
-    cooldowns.cool("primary", 60)
     the_planner = planner(profiles)
+    cooldowns.cool(_key(the_planner, "primary"), 60)
     flow = _flow(the_planner.plan(HELLO), cooldowns=cooldowns)
     result, made = _drive(flow, the_planner, {"primary": [_ok("x", 0, 0, 0)]})
     assert made == ["keyed:prepare", "primary:initial"]

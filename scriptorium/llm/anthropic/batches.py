@@ -148,7 +148,7 @@ class AnthropicBatches(SDKBatches):
         check_row(row, PROVIDER, request.target.model, classify_http)
         call = Call(request)
         body = call.read(json.dumps(row.body).encode("utf-8"))
-        return batch_priced(call.response((body, {}), 1, 0.0), request, {}, PRICES)
+        return batch_priced(call.answer((body, {}), 1, 0.0), request, {}, PRICES)
 
 
 def _row(line: Any) -> RowResult:

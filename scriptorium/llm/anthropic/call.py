@@ -5,6 +5,7 @@ finish reason, usage, cost, metadata) are written once."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
@@ -13,11 +14,12 @@ from scriptorium.llm.anthropic.api import DEFAULT_BASE_URL, MESSAGES_PATH, PRICE
 from scriptorium.llm.anthropic.body import MessagesBody, build_body
 from scriptorium.llm.anthropic.cache import one_hour_writes
 from scriptorium.llm.anthropic.model_ids import base_model
-from scriptorium.llm.anthropic.platforms import Platform, platform_of, post, sending
+from scriptorium.llm.anthropic.platforms import Platform, platform_of, post, route, sending
 from scriptorium.llm.anthropic.sdk import apost_messages, post_messages
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
+from scriptorium.llm.secrets import route_secrets
 
 __all__ = [
     "FINISH",
@@ -132,6 +134,10 @@ class Call(SDKCall[Result]):
         if self.platform is not None:
             self.base_url = self.platform.base_url
             self.slot = self.platform
+            # What the platform's SDK signs with (Bedrock's AWS secret key and session token)
+            # is scrubbed from this call's errors and answers like the key.
+            signing = route_secrets(route(request.options).secret_env, os.environ)
+            self.secrets = (*self.secrets, *signing)
         self.wire = MediaWire()  # media base64 is spliced in as the body is sent
         self.sent: MessagesBody = build_body(request, encode=self.wire.encode)
 

@@ -159,6 +159,7 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
             region=_text(options, "region"),
             base_url_env=BEDROCK_BASE_URL_ENV,
             no_key_env=_BEDROCK_SIGNS,
+            secret_env=AWS_SECRET_ENV,
         )
     return Route(
         platform=VERTEX,
@@ -170,6 +171,14 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
         ),
     )
 
+
+#: The variables of the AWS chain that hold secrets the SDK signs Bedrock requests with.
+AWS_SECRET_ENV = (
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+)
 
 _BEDROCK_SIGNS = (
     "platform bedrock signs requests with AWS credentials from the standard chain "

@@ -248,6 +248,9 @@ class Source:
         self.provider = PROVIDER
         self.model = call.model
         self.key = call.key
+        #: Every secret the request carries (a route's signing credentials too), scrubbed from
+        #: the stream's errors.
+        self.secrets = call.secrets
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         return self.call.retry_args(hooks)
@@ -327,7 +330,7 @@ class Source:
         return self.call.read(content), reply_info(headers)
 
     def response(self, result: Result, attempts: int, elapsed_s: float) -> Any:
-        return self.call.response(result, attempts, elapsed_s)
+        return self.call.answer(result, attempts, elapsed_s)
 
 
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:

@@ -166,7 +166,7 @@ class GeminiBatches(SDKBatches):
         check_row(row, PROVIDER, model, error_failure)
         answer = read_answer(row.body)
         call = Call(request)
-        response = call.response(answer, 1, 0.0)
+        response = call.answer(answer, 1, 0.0)
         found = price_of(model, answer.prompt_tokens)
         prices = {} if found is None else {model.strip().lower(): found[1]}
         return batch_priced(response, request, {}, prices)

@@ -155,6 +155,9 @@ class Source:
         self.provider = PROVIDER
         self.model = call.model
         self.key = call.key
+        #: Every secret the request carries (a route's signing credentials too), scrubbed from
+        #: the stream's errors.
+        self.secrets = call.secrets
         self.path = f"{call.path}:streamGenerateContent?alt=sse"
 
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
@@ -203,7 +206,7 @@ class Source:
         return self.call.read(content, headers)
 
     def response(self, result: Answer, attempts: int, elapsed_s: float) -> Any:
-        return self.call.response(result, attempts, elapsed_s)
+        return self.call.answer(result, attempts, elapsed_s)
 
 
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:

@@ -179,6 +179,9 @@ class Source:
         self.provider = PROVIDER
         self.model = call.model
         self.key = call.key
+        #: Every secret the request carries (a route's signing credentials too), scrubbed from
+        #: the stream's errors.
+        self.secrets = call.secrets
         # The call's parameters asking for a stream that ends with a usage chunk.
         self.params = {**call.params, "stream": True, "stream_options": {"include_usage": True}}
 
@@ -208,7 +211,7 @@ class Source:
         return self.call.read(_Raw(content, headers))
 
     def response(self, result: Result, attempts: int, elapsed_s: float) -> Any:
-        return self.call.response(result, attempts, elapsed_s)
+        return self.call.answer(result, attempts, elapsed_s)
 
 
 def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
