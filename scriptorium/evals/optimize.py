@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scriptorium._sidefiles import SideFileTaken, create_exclusive
 from scriptorium.errors import InvalidRequestError, ScriptoriumError
 from scriptorium.evals.bundled import bundled_prompt
 from scriptorium.evals.regions import Region, replace_regions
@@ -643,10 +644,9 @@ def write_new_file(path: Path, text: str) -> None:
     directory, a symbolic link, dangling or not) is refused with ``InvalidRequestError`` naming
     it. Missing parent directories are created."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags, 0o644)
-    except FileExistsError as err:
+        fd = create_exclusive(path)
+    except SideFileTaken as err:
         raise InvalidRequestError(
             f"{path} already exists; optimize never replaces a file (choose another --out)",
             field="out",

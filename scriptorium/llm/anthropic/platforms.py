@@ -38,6 +38,7 @@ from scriptorium._suggest import did_you_mean
 from scriptorium.errors import InvalidRequestError, LLMGenerateError
 from scriptorium.llm.adapter import key_of
 from scriptorium.llm.anthropic.api import BASE_URL_ENV, MEDIA_LIMITS, PROVIDER
+from scriptorium.llm.aws import AWS_SECRET_ENV
 from scriptorium.llm.media.limits import MB, MediaLimits
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest
@@ -171,14 +172,6 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
         ),
     )
 
-
-#: The variables of the AWS chain that hold secrets the SDK signs Bedrock requests with.
-AWS_SECRET_ENV = (
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
-    "AWS_BEARER_TOKEN_BEDROCK",
-)
 
 _BEDROCK_SIGNS = (
     "platform bedrock signs requests with AWS credentials from the standard chain "

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from scriptorium.llm.aws import AWS_SECRET_ENV
 from scriptorium.llm.media.limits import MB, MediaLimits
 from scriptorium.llm.model import ModelPrice
 from scriptorium.llm.pricing import usd_price
@@ -140,6 +141,7 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
     return Route(
         region=region if isinstance(region, str) else None,
         needs_key=False,
+        secret_env=AWS_SECRET_ENV,
         no_key_env=(
             "provider bedrock signs requests with AWS credentials from the standard chain "
             "(environment, shared profiles, an instance role; options.aws_profile chooses a "

@@ -23,6 +23,7 @@ from scriptorium.llm.bedrock.sdk import Place, Runtime, secrets_of
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.secrets import scrub_response
 
 __all__ = ["Answer", "ConverseCall", "read_answer", "read_usage"]
 
@@ -125,11 +126,21 @@ class ConverseCall(SDKCall[Answer]):
         self.slot = self.place
         self.strategy = self.built.strategy
 
+    @property
+    def signing(self) -> tuple[str, ...]:
+        """Every secret of this call: its key (none, normally) and the secret access key and
+        session token its client signs with (known once the client is built)."""
+        return tuple(s for s in (*self.secrets, *secrets_of(self.place)) if s)
+
     def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
         """The shared retry arguments, with the credentials' secrets to redact."""
         args = super().retry_args(hooks)
-        args["secrets"] = tuple(s for s in (self.key, *secrets_of(self.place)) if s)
+        args["secrets"] = self.signing
         return args
+
+    def answer(self, result: Answer, attempts: int, elapsed_s: float) -> LLMResponse:
+        """:meth:`response` scrubbed of every secret of the call (the shared rule)."""
+        return scrub_response(self.response(result, attempts, elapsed_s), self.signing)
 
     def send(self, client: Runtime, timeout_s: float) -> Answer:
         """One ``converse`` request."""

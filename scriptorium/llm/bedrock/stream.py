@@ -30,6 +30,7 @@ from scriptorium.llm.client import ReasoningChunk, StreamItem
 from scriptorium.llm.model import LLMRequest, Usage
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.secrets import scrub_response
 
 __all__ = ["ConverseFold", "astream", "stream"]
 
@@ -158,6 +159,7 @@ def stream(
             key=call.key,
             attempts=attempts,
             classify=classify,
+            secrets=call.signing,
         ) from err
     finally:
         opened.close()
@@ -176,15 +178,18 @@ def stream(
         )
     usage = fold.usage if fold.usage is not None else Usage()
     tool_input = "".join(fold.tool_input) if fold.tool_input else None
-    yield call.reply(
-        "".join(fold.text),
-        tool_input,
-        "".join(fold.reasoning) or None,
-        fold.finish,
-        usage,
-        opened.request_id,
-        attempts,
-        time.perf_counter() - started,
+    yield scrub_response(
+        call.reply(
+            "".join(fold.text),
+            tool_input,
+            "".join(fold.reasoning) or None,
+            fold.finish,
+            usage,
+            opened.request_id,
+            attempts,
+            time.perf_counter() - started,
+        ),
+        call.signing,
     )
 
 
