@@ -263,6 +263,9 @@ class Call(SDKCall[Result]):
         if output is not None and output.tool is not None:
             for block in blocks:
                 if block.get("type") == "tool_use" and block.get("name") == output.tool:
+                    partial = block.get("partial")
+                    if isinstance(partial, str):  # a streamed input cut short (stream.Fold)
+                        return partial, True
                     value = block.get("input")
                     if output.wrapped and isinstance(value, dict):
                         value = value.get("value")

@@ -75,8 +75,8 @@ class Fold:
         chunk = event_json(data)
         if "error" in chunk:
             raise ErrorEvent(chunk)
-        if isinstance(chunk.get("modelVersion"), str):
-            self.model = chunk["modelVersion"]
+        if not self.model and isinstance(chunk.get("modelVersion"), str):
+            self.model = chunk["modelVersion"] or None  # the first non-empty name stands
         if isinstance(chunk.get("responseId"), str):
             self.ident = chunk["responseId"]
         if isinstance(chunk.get("usageMetadata"), dict):

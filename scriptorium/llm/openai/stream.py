@@ -92,9 +92,13 @@ class Fold:
         if "error" in chunk:
             error = chunk["error"]
             raise ErrorEvent(error if isinstance(error, dict) else {"message": str(error)})
-        if self.model is None and isinstance(chunk.get("model"), str):
+        # The stream's model is the first non-empty one it names (Azure's first chunk, the
+        # prompt filter's results, names none); its id comes from the same chunk.
+        if not self.model and isinstance(chunk.get("model"), str) and chunk["model"]:
             self.model = chunk["model"]
-            self.ident = chunk.get("id") if isinstance(chunk.get("id"), str) else None
+            self.ident = chunk.get("id") if isinstance(chunk.get("id"), str) else self.ident
+        elif self.ident is None and isinstance(chunk.get("id"), str) and chunk["id"]:
+            self.ident = chunk["id"]
         if chunk.get("usage") is not None:
             self.usage = chunk["usage"]
         choices = chunk.get("choices")
