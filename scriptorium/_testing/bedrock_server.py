@@ -134,7 +134,8 @@ class FakeBedrockServer(FakeAnthropicServer):
             return self._error(
                 403, "MissingAuthenticationTokenException", "Missing Authentication Token"
             )
-        if answer.parts is None or answer.content_type != "text/event-stream":
+        media = answer.content_type.split(";")[0].strip().lower()
+        if answer.parts is None or media != "text/event-stream":
             return answer
         parts = tuple(
             (delay_s, data if data == RESET else _framed(data)) for delay_s, data in answer.parts

@@ -65,10 +65,14 @@ class Fold:
         "name",
         "reasoning",
         "refusal",
+        "tool",
         "usage",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, tool: bool = False) -> None:
+        #: Whether the answer is a forced tool call's arguments (the ``tool`` strategy): only
+        #: then are they text; otherwise a call adds nothing to the text, as unstreamed.
+        self.tool = tool
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.refusal: list[str] = []
@@ -132,7 +136,7 @@ class Fold:
             arguments = _texts(function.get("arguments"))
             if arguments:
                 self.args.append(arguments)
-                text = arguments
+                text = arguments if self.tool else text
         if text:
             pieces.append(text)
         return pieces or None
@@ -200,7 +204,7 @@ class Source:
             return (await client.chat.completions.create(**sent, timeout=timeout_s)).response
 
     def fold(self) -> Fold:
-        return Fold()
+        return Fold(self.call.strategy == "tool")
 
     def events(self, headers: Mapping[str, str]) -> EventReader | None:
         return sse_events(headers)
