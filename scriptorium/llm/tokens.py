@@ -42,7 +42,7 @@ def uncounted(err: LLMGenerateError, where: str) -> Uncounted:
     is raised again when it is one of :data:`COUNT_RAISES`."""
     if err.reason in COUNT_RAISES:
         raise err
-    status = f"HTTP {err.http_status}" if err.http_status else err.reason
+    status = f"HTTP {err.http_status}" if err.http_status else str(err.reason)
     if err.reason == "invalid_response":
         status += " (no count)"
     return Uncounted(f"the token-counting route {where} answered {status}: estimated instead")

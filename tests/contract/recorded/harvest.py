@@ -187,8 +187,8 @@ GEMINI_REFUSALS = {
 def _anthropic_message(body: str, stream: bool) -> dict[str, Any] | None:
     """The Messages API message a body spells out (a stream folded by its events)."""
     if not stream:
-        message = json.loads(body)
-        return message if isinstance(message, dict) and "content" in message else None
+        whole = json.loads(body)
+        return whole if isinstance(whole, dict) and "content" in whole else None
     message: dict[str, Any] = {}
     blocks: list[dict[str, Any]] = []
     usage: dict[str, Any] = {}
@@ -237,7 +237,7 @@ def _anthropic_expect(message: dict[str, Any], model: str | None, tool: str | No
     thoughts = [b.get("thinking") for b in blocks if b.get("type") == "thinking"]
     thoughts = [t for t in thoughts if t]
     stop = message.get("stop_reason")
-    finish = ANTHROPIC_FINISH.get(stop, stop)
+    finish = ANTHROPIC_FINISH.get(stop, stop) if isinstance(stop, str) else None
     value: Any = None
     if tool is not None:
         called = [b for b in blocks if b.get("type") == "tool_use" and b.get("name") == tool]
@@ -321,7 +321,11 @@ def _openai_completion(body: str, stream: bool) -> dict[str, Any] | None:
     }
     if calls:
         message["tool_calls"] = calls
-    return {"model": model, "choices": [{"message": message, "finish_reason": finish}], "usage": usage}
+    return {
+        "model": model,
+        "choices": [{"message": message, "finish_reason": finish}],
+        "usage": usage,
+    }
 
 
 def _openai_expect(completion: dict[str, Any], model: str | None, tool: str | None) -> Case | None:
@@ -586,10 +590,12 @@ def _interest(case: Case) -> int:
     usage = expect.get("usage") or {}
     score = 0
     score += 3 * (expect.get("finish_reason") not in ("stop", None))
-    score += 2 * bool(usage.get("cache_read_input_tokens") or usage.get("cache_creation_input_tokens"))
+    score += 2 * bool(
+        usage.get("cache_read_input_tokens") or usage.get("cache_creation_input_tokens")
+    )
     score += 2 * bool(usage.get("cache_write_1h_input_tokens"))
     score += 2 * bool(expect.get("reasoning") or usage.get("reasoning_tokens"))
-    score += case["stream"] + (case["strategy"] != "text")
+    score += int(case["stream"]) + int(case["strategy"] != "text")
     return score
 
 
@@ -681,7 +687,7 @@ def _cases(path: Path, relative: str, provenance: dict[str, str]) -> Iterator[Ca
             continue
         if answer is None:
             continue
-        priced = model
+        priced: str | None = model
         if route == "bedrock":
             priced = re.sub(r"^(?:[a-z]{2,6}\.)?anthropic\.", "", model)
             priced = re.sub(r"-v\d+(?::\d+)?$", "", priced)

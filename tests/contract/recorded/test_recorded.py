@@ -241,9 +241,18 @@ def test_a_recorded_answer_reads_as_its_provider_documents_it(
 def test_every_case_names_where_it_comes_from_under_a_permissive_licence() -> None:
     assert len(CASES) >= 150
     routes = {case["route"] for case in CASES}
-    assert routes >= {"anthropic", "openai", "gemini", "gemini_vertex", "bedrock", "vertex", "azure"}
+    assert routes >= {
+        "anthropic",
+        "openai",
+        "gemini",
+        "gemini_vertex",
+        "bedrock",
+        "vertex",
+        "azure",
+    }
     for case in CASES:
         source = case["provenance"]
         assert source["licence"] in LICENCES
         assert re.fullmatch(r"[0-9a-f]{40}", source["commit"])
-        assert source["repository"] and source["path"]
+        assert source["repository"]
+        assert source["path"]
