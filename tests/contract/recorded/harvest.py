@@ -113,6 +113,19 @@ def _body_text(response: dict[str, Any]) -> str | None:
     return None
 
 
+#: OpenAI-compatible servers whose Chat Completions recordings are cases of the ``openai`` route
+#: (a profile with their ``endpoint``); their models are not in OpenAI's price list.
+COMPATIBLE = (
+    "api.groq.com",
+    "openrouter.ai",
+    "api.mistral.ai",
+    "api.deepseek.com",
+    "api.cerebras.ai",
+    "router.huggingface.co",
+    "api.z.ai",
+)
+
+
 def _route(uri: str) -> tuple[str, str | None] | None:
     """(route, model named by the path) for a URI scriptorium serves; None otherwise."""
     host = uri.split("/")[2] if uri.count("/") >= 2 else ""
@@ -135,6 +148,8 @@ def _route(uri: str) -> tuple[str, str | None] | None:
     if host.endswith(".openai.azure.com") and found:
         return "azure", found.group(1)
     if host == "api.openai.com" and path == "/v1/chat/completions":
+        return "openai", None
+    if host in COMPATIBLE and path.endswith("/chat/completions"):
         return "openai", None
     return None
 
@@ -569,7 +584,7 @@ def _platform_cases(
                 "strategy": "text",
                 "expect": expect,
             }
-    elif route == "openai" and answer.get("model"):
+    elif route == "openai" and answer.get("model") and "compatible" not in base:
         priced = reader(answer, answer["model"], None)
         if priced is not None:
             yield {
@@ -589,18 +604,17 @@ def _interest(case: Case) -> int:
         return 9
     usage = expect.get("usage") or {}
     score = 0
-    score += 3 * (expect.get("finish_reason") not in ("stop", None))
-    score += 2 * bool(
-        usage.get("cache_read_input_tokens") or usage.get("cache_creation_input_tokens")
-    )
-    score += 2 * bool(usage.get("cache_write_1h_input_tokens"))
-    score += 2 * bool(expect.get("reasoning") or usage.get("reasoning_tokens"))
+    finish = expect.get("finish_reason")
+    score += 2 * (finish not in ("stop", None)) + 2 * (finish not in ("stop", "tool_use", None))
+    cached = usage.get("cache_read_input_tokens") or usage.get("cache_creation_input_tokens")
+    score += 4 * bool(cached) + 2 * bool(usage.get("cache_write_1h_input_tokens"))
+    score += 3 * bool(expect.get("reasoning") or usage.get("reasoning_tokens"))
     score += int(case["stream"]) + int(case["strategy"] != "text")
     return score
 
 
 #: The most cases kept per route, stream or not, and strategy (the most telling first).
-CAPS = {"text": 24, "tool": 12, "native": 8, "prompt": 4}
+CAPS = {"text": 30, "tool": 12, "native": 8, "prompt": 4}
 PLATFORM_CAP = 8
 
 
@@ -656,6 +670,7 @@ def _cases(path: Path, relative: str, provenance: dict[str, str]) -> Iterator[Ca
         stream = "text/event-stream" in content_type
         if route == "bedrock" and stream:
             continue  # a binary event stream: kept as base64 by no cassette read here
+        host = str(request.get("uri", "")).split("/")[2]
         base: Case = {
             "route": route,
             "model": model,
@@ -697,6 +712,9 @@ def _cases(path: Path, relative: str, provenance: dict[str, str]) -> Iterator[Ca
             expect = reader(answer, priced, None)
         except (ValueError, KeyError, TypeError, IndexError):
             continue
+        if expect is not None and host in COMPATIBLE:
+            base["compatible"] = host
+            expect["cost_micro"] = None  # priced by no list scriptorium has
         if expect is not None:
             yield {"id": case_id, **base, "strategy": "text", "expect": expect}
             yield from _platform_cases(case_id, base, answer, reader, expect)
