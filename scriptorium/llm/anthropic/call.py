@@ -34,7 +34,8 @@ __all__ = [
 #: (:func:`reply_info`: the request id, a gateway's cost).
 Result = tuple[dict[str, Any], dict[str, Any]]
 
-#: The API's stop reasons as scriptorium's finish reasons (any other passes through).
+#: The API's stop reasons as scriptorium's finish reasons: every value it documents (any other
+#: passes through as the API names it; the run's judgement makes any ending but ``stop`` invalid).
 FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -43,6 +44,8 @@ FINISH = {
     "model_context_window_exceeded": "length",
     "refusal": "refusal",
     "tool_use": "tool_use",
+    # A server tool's long turn paused: no complete answer.
+    "pause_turn": "pause_turn",
 }
 #: The token counts a usage object may carry.
 USAGE_FIELDS = (

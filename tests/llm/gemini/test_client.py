@@ -651,3 +651,13 @@ def test_vertex_ai_without_default_credentials_is_a_config_error(
         client.generate(make_request(server, options=dict(VERTEX), key=None))
     assert caught.value.reason == "config"
     assert server.requests == []
+
+
+def test_every_ending_the_fake_knows_is_in_the_adapters_table() -> None:
+    """The table covers every documented ending: none passes through unmapped by oversight."""
+    from scriptorium._testing.gemini_server import ENDINGS
+    from scriptorium.llm.gemini.call import FINISH
+
+    assert set(ENDINGS) <= set(FINISH)
+    assert FINISH["STOP"] == "stop"
+    assert all(FINISH[e] != "stop" for e in ENDINGS)
