@@ -171,12 +171,11 @@ Step = Generate | Answered | Repair | NextProfile
 def judge(
     response: LLMResponse, contract: OutputContract, validator: Validator
 ) -> ValidationResult:
-    """The verdict on one generation: the validator's, made invalid by lone surrogates and by any
-    ending but a normal stop (a refusal, a truncated ``length`` generation, or another ending the
-    provider named), its issue first."""
+    """The verdict on one generation: the validator's, made invalid by any ending but a normal
+    stop (a refusal, a truncated ``length`` generation, or another ending the provider named) and
+    by lone surrogates, each with its issue first (the surrogates' before the ending's)."""
     with translate(ValidationError, "validating the output"):
         verdict = validator.validate(response.text, contract)
-    verdict = unicode_checked(verdict, response)
     finish = response.finish_reason
     if finish != "stop":
         keyword = _ENDING_KEYWORDS.get(finish, "finish_reason")
@@ -185,7 +184,8 @@ def judge(
         verdict = verdict.model_copy(
             update={"valid": False, "value": None, "issues": (issue, *verdict.issues)}
         )
-    return verdict
+    # Lone surrogates last: their issue comes first (a corrupted finish reason is one too).
+    return unicode_checked(verdict, response)
 
 
 def may_repair(
