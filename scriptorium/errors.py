@@ -238,6 +238,7 @@ class LLMGenerateError(ScriptoriumError):
             "invalid_request",
             "not_found",
             "context_window",
+            "content_filter",
             "invalid_response",
             "cancelled",
             "provider_unavailable",

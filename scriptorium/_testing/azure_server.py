@@ -15,15 +15,21 @@
 ``model`` naming the deployment). The Files and Batch API are served under ``/openai`` (``/openai/files``, ``/openai/batches``),
 for batches of ``/chat/completions`` or ``/responses``. Every request must name an ``api-version`` (else a 404, as Azure answers)
 and carry an ``api-key`` header or an ``Authorization: Bearer`` token (else a 401).
+
+A stream opens as Azure's do, with a chunk of the prompt's content-filter results that names no
+model (``"model": ""``) and no choice; ``filter_prompt()`` queues the 400 (``code:
+content_filter``) Azure answers a prompt its filter blocked. A recorded answer
+(:meth:`~scriptorium._testing.http.ScriptedHTTPServer.replay`) is sent as recorded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from urllib.parse import parse_qs, urlsplit
 
-from scriptorium._testing.http import Answer, RecordedRequest
+from scriptorium._testing.http import Answer, RecordedRequest, sse
 from scriptorium._testing.openai_batches import OpenAIBatchRoutes
 from scriptorium._testing.openai_server import FakeOpenAIServer
 
@@ -35,6 +41,26 @@ RESPONSES_BATCH_ENDPOINT = "/responses"
 _CHAT = re.compile(r"^/openai/deployments/(?P<deployment>[^/]+)/chat/completions$")
 #: The Responses API of a resource: the model (a deployment's name) is in the body.
 _RESPONSES = "/openai/responses"
+_SAFE = {"filtered": False, "severity": "safe"}
+#: The chunk Azure opens a stream with: the prompt's filter results, an empty ``model``.
+_FILTER_CHUNK = {
+    "choices": [],
+    "created": 0,
+    "id": "",
+    "model": "",
+    "object": "",
+    "prompt_filter_results": [
+        {
+            "prompt_index": 0,
+            "content_filter_results": {
+                "hate": _SAFE,
+                "self_harm": _SAFE,
+                "sexual": _SAFE,
+                "violence": _SAFE,
+            },
+        }
+    ],
+}
 
 
 def _azure_error(status: int, code: str, message: str) -> Answer:
@@ -91,7 +117,36 @@ class FakeAzureOpenAIServer(FakeOpenAIServer):
         refused = self._refusal(request)
         if refused is not None:
             return refused
-        return answer
+        if answer.recorded or answer.parts is None or answer.content_type != "text/event-stream":
+            return answer
+        # Azure's first chunk of every stream: the prompt's content-filter results, naming no
+        # model and no choice (what an adapter must not take for the stream's model).
+        return dataclasses.replace(answer, parts=((0.0, sse(None, _FILTER_CHUNK)), *answer.parts))
+
+    def filter_prompt(self, *, delay_s: float = 0.0) -> None:
+        """Queue Azure's refusal of a prompt its content filter blocked before generating: a
+        400 whose error ``code`` is ``content_filter``, with the filter's results."""
+        body = {
+            "error": {
+                "message": "The response was filtered due to the prompt triggering Azure "
+                "OpenAI's content management policy.",
+                "type": None,
+                "param": "prompt",
+                "code": "content_filter",
+                "status": 400,
+                "innererror": {
+                    "code": "ResponsibleAIPolicyViolation",
+                    "content_filter_result": {
+                        "hate": {"filtered": False, "severity": "safe"},
+                        "jailbreak": {"filtered": False, "detected": False},
+                        "self_harm": {"filtered": False, "severity": "safe"},
+                        "sexual": {"filtered": False, "severity": "safe"},
+                        "violence": {"filtered": True, "severity": "high"},
+                    },
+                },
+            }
+        }
+        self.reply_json(body, status=400, delay_s=delay_s)
 
     def reported_model(self, request: RecordedRequest) -> str:
         """What an answer reports as ``model``: the model the deployment serves (the one the

@@ -166,7 +166,8 @@ class FakeBedrockServer(FakeAnthropicServer):
             if isinstance(message, dict) and message.get("type") == "message":
                 return Answer.json(converse_body(message), 200, answer.headers)
             return answer
-        if answer.parts is None or answer.content_type != "text/event-stream":
+        media = answer.content_type.split(";")[0].strip().lower()
+        if answer.parts is None or media != "text/event-stream":
             return answer
         frame = _converse_framer() if converse else _framed
         parts = tuple(

@@ -20,7 +20,9 @@ last one carrying the ``finishReason`` and ``usageMetadata`` (Gemini's terminato
 ``reply(thoughts=...)`` adds thought-summary parts (``"thought": true``; streamed before the
 text) and ``thoughts_tokens`` reports ``thoughtsTokenCount`` apart from ``candidatesTokenCount``,
 as Gemini does; ``cached_tokens`` reports ``cachedContentTokenCount`` (inside
-``promptTokenCount``). ``reply(block_reason=...)`` answers a prompt blocked before any candidate.
+``promptTokenCount``). ``reply(block_reason=...)`` answers a prompt blocked before any candidate;
+``reply(finish_reason=...)`` ends with any of Gemini's endings (:data:`ENDINGS`: ``MODEL_ARMOR``,
+``UNEXPECTED_TOOL_CALL``, ...) or any other string.
 
 ``:countTokens`` is served outside the script: ``count_tokens`` when set (else one token per four
 characters of the body), or the status ``count_tokens_status``. So are Batch Mode and the Files
@@ -40,7 +42,32 @@ from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.gemini_batches import GeminiBatchRoutes
 from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
 
-__all__ = ["FakeGeminiServer", "RecordedRequest", "answer_body", "error_body"]
+__all__ = ["ENDINGS", "FakeGeminiServer", "RecordedRequest", "answer_body", "error_body"]
+
+#: Every ``finishReason`` the Gemini API documents besides ``STOP``, for ``reply(finish_reason=)``
+#: (any other string is sent as given too): the endings recordings show a model can give.
+ENDINGS = (
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "LANGUAGE",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+    "NO_IMAGE",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "MISSING_THOUGHT_SIGNATURE",
+    "MALFORMED_RESPONSE",
+    "MODEL_ARMOR",
+    "FINISH_REASON_UNSPECIFIED",
+)
 
 # /v1beta/models/M:method or /v1beta1/projects/P/locations/L/publishers/google/models/M:method
 _ROUTE = re.compile(

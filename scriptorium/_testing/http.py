@@ -1,7 +1,8 @@
 """The scripted loopback HTTP core under the fake provider servers.
 
 A :class:`ScriptedHTTPServer` serves ``POST`` requests on ``127.0.0.1`` from a queue of scripted
-steps (a status with a body and headers, a delay, a connection reset, raw malformed bytes), records
+steps (a status with a body and headers, a delay, a connection reset, raw malformed bytes, a
+recorded exchange replayed byte for byte: :meth:`~ScriptedHTTPServer.replay`), records
 every request, and falls back to a provider-specific default answer when the script is empty.
 Subclasses add the provider's paths and body shapes (``FakeAnthropicServer``, ``FakeOpenAIServer``).
 
@@ -31,6 +32,11 @@ __all__ = ["RESET", "Answer", "RecordedRequest", "ScriptedHTTPServer", "sse"]
 
 #: A streamed part that drops the connection (TCP reset) instead of sending more.
 RESET = b"\x00reset"
+
+#: Recorded headers :meth:`ScriptedHTTPServer.replay` leaves out (the fake frames the body).
+_TRANSFER_HEADERS = frozenset(
+    {"content-length", "transfer-encoding", "content-encoding", "connection", "keep-alive"}
+)
 
 
 def sse(event: str | None, data: Any) -> bytes:
@@ -66,6 +72,9 @@ class Answer:
     content_type: str = "application/json"
     reset: bool = False
     parts: tuple[tuple[float, bytes], ...] | None = None
+    #: A recorded answer (:meth:`ScriptedHTTPServer.replay`): a platform fake adds nothing of
+    #: its own to it (only the framing its route needs).
+    recorded: bool = False
 
     @staticmethod
     def json(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Answer:
@@ -171,6 +180,39 @@ class ScriptedHTTPServer:
     ) -> None:
         """Queue raw bytes sent as they are (a non-JSON or truncated "200")."""
         answer = Answer(status, raw, content_type=content_type)
+        self.push(lambda _req: answer, delay_s)
+
+    def replay(
+        self,
+        body: bytes | str,
+        *,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        """Queue a recorded answer, sent byte for byte: ``status``, ``body`` as recorded (a
+        ``str`` as UTF-8) and the recorded ``headers``. Its content type is the recorded one
+        (``application/json`` when it names none); a ``text/event-stream`` body is sent chunked,
+        as servers stream it (a platform fake frames it its own way, e.g. Bedrock's event
+        stream), any other body with its length. Headers that describe the recorded transfer
+        rather than the answer (``content-length``, ``transfer-encoding``,
+        ``content-encoding``: recordings keep bodies decoded, ``connection``, ``keep-alive``)
+        are left out: the fake frames the body itself."""
+        data = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+        kept: dict[str, str] = {}
+        content_type = "application/json"
+        for name, value in (headers or {}).items():
+            lowered = name.lower()
+            if lowered == "content-type":
+                content_type = value
+            elif lowered not in _TRANSFER_HEADERS:
+                kept[name] = value
+        if content_type.split(";")[0].strip().lower() == "text/event-stream":
+            answer = Answer(
+                status, headers=kept, content_type=content_type, parts=((0.0, data),), recorded=True
+            )
+        else:
+            answer = Answer(status, data, kept, content_type=content_type, recorded=True)
         self.push(lambda _req: answer, delay_s)
 
     def reset_connection(self, *, delay_s: float = 0.0) -> None:

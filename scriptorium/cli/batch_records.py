@@ -17,6 +17,7 @@ from scriptorium.cli.commands import artifact_base, artifact_ref, build_request,
 from scriptorium.cli.output import Reporter, usd
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 from scriptorium.hashing import REQUEST_HASH_VERSION
+from scriptorium.llm.pricing import gateway_cost_micro
 from scriptorium.promptdef.arguments import typed_inputs
 
 if TYPE_CHECKING:
@@ -376,13 +377,15 @@ def _check_form(record: Record, path: Path) -> None:
 
 class Totals:
     """What a batch's records add up to: rows by kind, tokens and cost (``cost_micro`` of every
-    result the output holds, earlier ones included)."""
+    result the output holds, earlier ones included), and apart from it the cost gateways
+    reported (``gateway_cost_micro``: for model aliases scriptorium cannot price)."""
 
     def __init__(self) -> None:
         self.counts = {"ok": 0, "invalid": 0, "failed": 0}
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost_micro = 0
+        self.gateway_cost_micro = 0
 
     def add(self, record: Record) -> None:
         """Count one output record."""
@@ -398,6 +401,8 @@ class Totals:
             )
             self.output_tokens += _count(usage, "output_tokens")
             self.cost_micro += _count(usage, "cost_micro")
+        if isinstance(result, dict):
+            self.gateway_cost_micro += gateway_cost_micro(result.get("metadata"))
 
     @property
     def done(self) -> int:
@@ -432,16 +437,22 @@ def report(
         "output_tokens": totals.output_tokens,
         "tokens": tokens,
         "cost_micro": totals.cost_micro,
+        "gateway_cost_micro": totals.gateway_cost_micro,
         "out": str(out),
     }
     if reporter.json_mode:
         reporter.json(summary)
     else:
+        gateway = (
+            f", gateway reported {usd(totals.gateway_cost_micro)}"
+            if totals.gateway_cost_micro
+            else ""
+        )
         reporter.line(
             f"{lines} lines: {counts['ok']} valid, {counts['invalid']} invalid, "
             f"{counts['failed']} failed ({resumed} from earlier results); {tokens} tokens "
             f"({totals.input_tokens} in, {totals.output_tokens} out), cost_micro "
-            f"{totals.cost_micro} ({usd(totals.cost_micro)}) -> {out}"
+            f"{totals.cost_micro} ({usd(totals.cost_micro)}{gateway}) -> {out}"
         )
     if counts["invalid"] or counts["failed"]:
         reporter.error(

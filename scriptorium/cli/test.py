@@ -205,6 +205,8 @@ def _group_line(group: GroupReport) -> str:
         else f" (95% CI {group.interval.low:.0%}-{group.interval.high:.0%})"
     )
     judges = f", judges {usd(group.judge_cost_micro)}" if group.judge_cost_micro else ""
+    if group.gateway_cost_micro:
+        judges += f", gateway reported {usd(group.gateway_cost_micro)}"
     errors = f", {group.judge_errors} judge errors not scored" if group.judge_errors else ""
     return (
         f"{group.prompt} on {group.profile}: {group.cases_passed}/{len(group.cases)} cases passed; "
@@ -274,6 +276,8 @@ def format_report(report: TestReport) -> str:
                     f"{_percent(item.old_pass_rate)} -> {_percent(item.new_pass_rate)}{interval}"
                 )
     judges = f" (judges {usd(report.judge_cost_micro)} apart)" if report.judge_cost_micro else ""
+    if report.gateway_cost_micro:
+        judges += f" (gateway reported {usd(report.gateway_cost_micro)})"
     mode = f"; cassettes: {report.cassettes}" if report.cassettes else ""
     batch = "; through provider batches" if report.provider_batch else ""
     lines.append(

@@ -133,7 +133,8 @@ def _testcase(parent: ET.Element, case: CaseReport) -> None:
     out = ET.SubElement(element, "system-out")
     out.text = (
         f"{_summary(case)}; pass^k {case.pass_hat_k}, pass@k {case.pass_at_k}; "
-        f"cost {case.cost_micro} micro-USD (judges {case.judge_cost_micro})"
+        f"cost {case.cost_micro} micro-USD (judges {case.judge_cost_micro}; gateway reported "
+        f"{case.gateway_cost_micro})"
     )
 
 
@@ -168,6 +169,7 @@ def _testsuite(parent: ET.Element, group: GroupReport, timestamp: str) -> None:
         "pass_at_k": group.pass_at_k,
         "cost_micro": group.cost_micro,
         "judge_cost_micro": group.judge_cost_micro,
+        "gateway_cost_micro": group.gateway_cost_micro,
         "latency_p50_ms": group.latency_p50_ms,
         "latency_p95_ms": group.latency_p95_ms,
     }

@@ -89,6 +89,9 @@ class RepeatOutcome(BaseModel):
     judge: JudgeVerdict | None = None
     valid: bool | None = None
     cost_micro: int = Field(default=0, ge=0)
+    #: The cost a gateway reported for the run (micro-USD), apart from ``cost_micro``: the one
+    #: figure for a model alias scriptorium's table cannot price.
+    gateway_cost_micro: int = Field(default=0, ge=0)
     latency_ms: float | None = None
     output_tokens: int | None = None
     request_hash: str | None = None
@@ -107,7 +110,8 @@ class CaseReport(BaseModel):
     ``failed`` when the rate is below ``min_pass_rate`` (a case with no scored repeat included),
     ``error`` when it is not below but judge errors left repeats unscored, else ``passed``.
     ``pass_hat_k``: every repeat passed; ``pass_at_k``: at least one did (None when judge errors
-    leave it open). ``cost_micro`` is the case's own runs; ``judge_cost_micro`` its judges'.
+    leave it open). ``cost_micro`` is the case's own runs; ``judge_cost_micro`` its judges';
+    ``gateway_cost_micro`` what a gateway reported for its runs (apart from ``cost_micro``).
     """
 
     model_config = _FROZEN
@@ -128,6 +132,7 @@ class CaseReport(BaseModel):
     pass_at_k: bool | None = None
     cost_micro: int = Field(default=0, ge=0)
     judge_cost_micro: int = Field(default=0, ge=0)
+    gateway_cost_micro: int = Field(default=0, ge=0)
     latency_p50_ms: float | None = None
     latency_p95_ms: float | None = None
     #: Flagged by a baseline comparison (see :class:`BaselineComparison`).
@@ -170,6 +175,7 @@ class GroupReport(BaseModel):
     pass_at_k_of: int = Field(default=0, ge=0)
     cost_micro: int = Field(default=0, ge=0)
     judge_cost_micro: int = Field(default=0, ge=0)
+    gateway_cost_micro: int = Field(default=0, ge=0)
     latency_p50_ms: float | None = None
     latency_p95_ms: float | None = None
 
@@ -220,6 +226,7 @@ class TestReport(BaseModel):
     judge_errors: int = Field(default=0, ge=0)
     cost_micro: int = Field(default=0, ge=0)
     judge_cost_micro: int = Field(default=0, ge=0)
+    gateway_cost_micro: int = Field(default=0, ge=0)
     #: When the run started (UTC) and how long it took.
     started_at: datetime | None = None
     duration_ms: float = Field(default=0.0, ge=0)

@@ -40,6 +40,7 @@ from scriptorium.evals.report import (
     TestReport,
 )
 from scriptorium.evals.score import build_report, case_report, group_report
+from scriptorium.llm.pricing import gateway_cost_micro
 
 if TYPE_CHECKING:
     from scriptorium.artifact.model import ArtifactContent
@@ -436,6 +437,7 @@ def _outcome(run: _Run) -> RepeatOutcome:
         judge=run.judge,
         valid=None if result is None else result.validation.valid,
         cost_micro=0 if result is None else result.usage.cost_micro,
+        gateway_cost_micro=0 if result is None else gateway_cost_micro(result.metadata),
         latency_ms=None if result is None else result.duration_ms,
         output_tokens=None if result is None else result.usage.output_tokens,
         request_hash=None if result is None else result.prepared.request_hash,

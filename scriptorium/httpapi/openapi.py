@@ -30,7 +30,7 @@ ERROR_STATUSES: dict[int, str] = {
     "api_key_env_missing, api_key_required, llm_generate config / provider_unavailable; "
     "internal for anything else",
     502: "llm_generate: the provider failed (auth, permission, server_error, connection, "
-    "invalid_response, ...)",
+    "invalid_response, content_filter, ...)",
     503: "llm_generate rate_limited / overloaded / quota; see Retry-After",
     504: "llm_generate timeout: the run's time budget was spent",
 }

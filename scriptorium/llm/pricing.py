@@ -45,6 +45,7 @@ __all__ = [
     "builtin_prices",
     "cost_micro",
     "derived_cache_price",
+    "gateway_cost_micro",
     "price_for",
     "usd_price",
 ]
@@ -205,3 +206,18 @@ def cost_micro(
     )
     divisor = _MICRO * BATCH_DIVISOR if batch else _MICRO
     return (total + divisor // 2) // divisor, None
+
+
+def gateway_cost_micro(metadata: Mapping[str, Any] | None) -> int:
+    """The cost a gateway reported for an answer (its ``metadata["gateway_cost"]["usd"]``, kept as
+    reported beside scriptorium's own ``cost_micro``), in micro-USD rounded half up; 0 when none
+    was reported or it is not a finite non-negative number. Totals (batch summaries, test
+    reports) add it up apart from ``cost_micro``: the one figure for a model alias scriptorium
+    cannot price."""
+    reported = metadata.get("gateway_cost") if isinstance(metadata, Mapping) else None
+    usd = reported.get("usd") if isinstance(reported, Mapping) else None
+    if isinstance(usd, bool) or not isinstance(usd, int | float) or not math.isfinite(usd):
+        return 0
+    if usd < 0:
+        return 0
+    return int((Decimal(repr(usd)) * 1_000_000).quantize(Decimal(1), rounding=ROUND_HALF_UP))

@@ -75,8 +75,14 @@ Answer = Callable[[LLMRequest], LLMResponse]
 #: (``LLMGenerateError``); for a :class:`NextProfile` step, the plan or the error preparing it raised.
 Outcome = LLMResponse | RepairResult | Plan | ScriptoriumError
 
-# Finish reasons after which the output is never repaired, and the issue keyword they add.
-_NO_REPAIR_AFTER = {"length": "truncated", "refusal": "refusal"}
+# The finish reasons with an issue keyword of their own. Any ending but a normal ``stop`` makes
+# the generation invalid and is never repaired: these two by their keyword, any other one
+# (a provider's own ending, kept as it names it) by ``finish_reason``.
+_ENDING_KEYWORDS = {"length": "truncated", "refusal": "refusal"}
+_ENDING_WHY = {
+    "truncated": "the generation stopped at max_tokens; the output is incomplete",
+    "refusal": "the model refused to answer",
+}
 
 # Keys every RunResult.metadata has, None when the adapter did not report them, so consumers can
 # read them without guarding against absence.
@@ -167,36 +173,34 @@ Step = Generate | Answered | Repair | NextProfile
 def judge(
     response: LLMResponse, contract: OutputContract, validator: Validator
 ) -> ValidationResult:
-    """The verdict on one generation: the validator's, made invalid by lone surrogates and by a
-    refusal or a truncated (``length``) generation, each with its issue first."""
+    """The verdict on one generation: the validator's, made invalid by any ending but a normal
+    stop (a refusal, a truncated ``length`` generation, or another ending the provider named) and
+    by lone surrogates, each with its issue first (the surrogates' before the ending's)."""
     with translate(ValidationError, "validating the output"):
         verdict = validator.validate(response.text, contract)
-    verdict = unicode_checked(verdict, response)
-    keyword = _NO_REPAIR_AFTER.get(response.finish_reason)
-    if keyword is not None:
-        why = (
-            "the generation stopped at max_tokens; the output is incomplete"
-            if keyword == "truncated"
-            else "the model refused to answer"
-        )
+    finish = response.finish_reason
+    if finish != "stop":
+        keyword = _ENDING_KEYWORDS.get(finish, "finish_reason")
+        why = _ENDING_WHY.get(keyword, f"the generation ended with {finish!r}, not a normal stop")
         issue = ValidationIssue(message=why, keyword=keyword)
         verdict = verdict.model_copy(
             update={"valid": False, "value": None, "issues": (issue, *verdict.issues)}
         )
-    return verdict
+    # Lone surrogates last: their issue comes first (a corrupted finish reason is one too).
+    return unicode_checked(verdict, response)
 
 
 def may_repair(
     verdict: ValidationResult, response: LLMResponse, contract: OutputContract, repairs: int
 ) -> bool:
     """Whether another repair may follow ``repairs`` repairs (given a repairer): the output is
-    invalid JSON of a JSON format, repairs are left, and the model neither refused nor stopped at
-    max_tokens (a repair would not fix either)."""
+    invalid JSON of a JSON format, repairs are left, and the generation ended with a normal stop
+    (a repair fixes neither a refusal, nor max_tokens, nor another ending the provider named)."""
     return (
         not verdict.valid
         and contract.format in ("json", "json_schema")
         and repairs < contract.repair_attempts
-        and response.finish_reason not in _NO_REPAIR_AFTER
+        and response.finish_reason == "stop"
     )
 
 

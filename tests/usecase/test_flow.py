@@ -120,6 +120,26 @@ def test_a_truncated_or_refused_generation_is_invalid_and_never_repaired(
     assert validation.issues[0].keyword == keyword
 
 
+@pytest.mark.parametrize(
+    "finish", ["UNEXPECTED_TOOL_CALL", "pause_turn", "SOMETHING_NEW", "tool_use"]
+)
+def test_any_other_ending_than_a_normal_stop_is_invalid_and_never_repaired(finish: str) -> None:
+    """An ending a provider names its own way (kept as it names it) is no valid answer by
+    itself: keyword ``finish_reason``, first, and no repair; an empty text after it too."""
+    for text in (GOOD, ""):
+        flow = _flow(plan_of(CONTACT))
+        flow.send(_response(text, finish_reason=finish))
+        assert flow.next_step() is None
+        validation = flow.result().validation
+        assert not validation.valid
+        assert validation.value is None
+        assert validation.issues[0].keyword == "finish_reason"
+        assert finish in validation.issues[0].message
+    plain = _flow(plan_of(GREET))
+    plain.send(_response("", finish_reason=finish))
+    assert not plain.result().validation.valid
+
+
 def test_a_failed_repair_ends_the_repairs_as_an_issue_and_keeps_what_was_paid() -> None:
     """The repair's failure is an outcome: no raise, a repair_failed issue, and its HTTP requests
     counted in the last generation's llm_calls."""

@@ -36,7 +36,8 @@ __all__ = [
 #: (:func:`reply_info`: the request id, a gateway's cost).
 Result = tuple[dict[str, Any], dict[str, Any]]
 
-#: The API's stop reasons as scriptorium's finish reasons (any other passes through).
+#: The API's stop reasons as scriptorium's finish reasons: every value it documents (any other
+#: passes through as the API names it; the run's judgement makes any ending but ``stop`` invalid).
 FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -45,6 +46,8 @@ FINISH = {
     "model_context_window_exceeded": "length",
     "refusal": "refusal",
     "tool_use": "tool_use",
+    # A server tool's long turn paused: no complete answer.
+    "pause_turn": "pause_turn",
 }
 #: The token counts a usage object may carry.
 USAGE_FIELDS = (
@@ -269,6 +272,9 @@ class Call(SDKCall[Result]):
         if output is not None and output.tool is not None:
             for block in blocks:
                 if block.get("type") == "tool_use" and block.get("name") == output.tool:
+                    partial = block.get("partial")
+                    if isinstance(partial, str):  # a streamed input cut short (stream.Fold)
+                        return partial, True
                     value = block.get("input")
                     if output.wrapped and isinstance(value, dict):
                         value = value.get("value")

@@ -14,7 +14,6 @@ half-built SDK object, and the request id comes straight from the headers.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -44,6 +43,7 @@ from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
+from scriptorium.llm.tokens import counting_failure, uncounted
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -59,16 +59,10 @@ __all__ = [
 PlatformFactory = Callable[[bool, str, Platform], Any]
 
 
-#: Statuses by which an endpoint says it cannot count tokens (a gateway without the route).
-_CANNOT_COUNT = frozenset({404, 405, 500, 501})
-
-
 def _counting(err: BaseException) -> Failure:
-    """The classifier, except that an endpoint saying it cannot count is not asked again."""
-    failure = classify(err)
-    if failure.http_status in _CANNOT_COUNT:
-        return dataclasses.replace(failure, retryable=False)
-    return failure
+    """The classifier, except that a counting request is not asked again (see
+    :func:`scriptorium.llm.tokens.counting_failure`)."""
+    return counting_failure(classify(err))
 
 
 class AnthropicClient(SDKAdapter):
@@ -120,10 +114,10 @@ class AnthropicClient(SDKAdapter):
         """The input tokens of what :meth:`generate` would send for ``request``, from the API's
         token-counting endpoint (free, but rate limited); retried like a generation.
 
-        An endpoint that cannot count (a gateway without the route answers 404, 405, 500 or
-        501, or a 200 that is no count) is :class:`Uncounted` with the reason, at once and
-        without retries: the caller estimates instead. Other failures (a bad key, a rate limit)
-        raise as for a generation."""
+        Any failure of the route (a gateway without it answers 404, 405, 500 or 501; a rate
+        limit; a 200 that is no count) is :class:`Uncounted` with the reason, at once and
+        without retries: the caller estimates instead. A refused key raises as for a generation
+        (:func:`scriptorium.llm.tokens.uncounted`)."""
         call = Call(request)
         platform = call.platform
         if platform is not None and not counts_tokens(platform):
@@ -150,11 +144,5 @@ class AnthropicClient(SDKAdapter):
         try:
             count, _, _ = call_with_retry(attempt, _counting, **call.retry_args(self.hooks))
         except LLMGenerateError as err:
-            if err.reason != "invalid_response" and err.http_status not in _CANNOT_COUNT:
-                raise
-            status = f"HTTP {err.http_status}" if err.http_status else err.reason
-            return Uncounted(
-                f"{call.base_url} has no working token-counting endpoint "
-                f"({COUNT_TOKENS_PATH} answered {status})"
-            )
+            return uncounted(err, f"{call.base_url} ({COUNT_TOKENS_PATH})")
         return count

@@ -52,6 +52,8 @@ __all__ = ["Fold", "Source", "Unwrap", "astream", "stream"]
 _WRAPPER = re.compile(r'\s*\{\s*"value"\s*:\s*')
 _WRAPPER_MAX = 64
 _CLOSING = "} \t\r\n"
+#: The stop reasons of an answer cut short by a limit (its tool input may be partial JSON).
+_CUT_SHORT = ("max_tokens", "model_context_window_exceeded")
 
 
 class Unwrap:
@@ -104,7 +106,18 @@ class Fold:
     """Folds stream events into the Messages API body a non-streamed reply would have had;
     ``complete`` once ``message_stop`` was read."""
 
-    __slots__ = ("blocks", "complete", "ident", "model", "stop_reason", "tool", "unwrap", "usage")
+    __slots__ = (
+        "blocks",
+        "complete",
+        "cut",
+        "emitted",
+        "ident",
+        "model",
+        "stop_reason",
+        "tool",
+        "unwrap",
+        "usage",
+    )
 
     def __init__(self, tool: str | None, wrapped: bool = False) -> None:
         self.tool = tool
@@ -115,6 +128,10 @@ class Fold:
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] = {}
         self.complete = False
+        #: The output text handed out so far (the tool input's JSON, as streamed).
+        self.emitted: list[str] = []
+        #: Whether the tool input was cut short (read as partial text, see :meth:`body`).
+        self.cut = False
 
     def add(self, name: str | None, data: str) -> str | None:
         """Take one event (its name and data); the text it adds to the output, if any."""
@@ -142,7 +159,7 @@ class Fold:
         elif kind == "message_start":
             message = _dict(event.get("message"))
             self.ident = _str(message.get("id"))
-            self.model = _str(message.get("model"))
+            self.model = self.model or _str(message.get("model")) or None  # first non-empty
             self._usage(message.get("usage"))
         elif kind == "message_delta":
             self.stop_reason = _str(_dict(event.get("delta")).get("stop_reason"))
@@ -174,21 +191,36 @@ class Fold:
             block["parts"].append(partial)
             if block.get("name") != self.tool:
                 return None
-            return partial if self.unwrap is None else self.unwrap.feed(partial)
+            out = partial if self.unwrap is None else self.unwrap.feed(partial)
+            self.emitted.append(out)
+            return out
         return None
 
     def flush(self) -> str:
-        """Text held back until the end (the rest of a wrapped tool input)."""
-        return "" if self.unwrap is None else self.unwrap.flush()
+        """Text held back until the end (the rest of a wrapped tool input; as it came when the
+        input was cut short, since no wrapper's closing brace was written)."""
+        if self.unwrap is None:
+            return ""
+        return self._held() if self.cut else self.unwrap.flush()
+
+    def _held(self) -> str:
+        unwrap = self.unwrap
+        return unwrap.held if unwrap is not None and unwrap.started else ""
 
     def _usage(self, usage: Any) -> None:
         for field in USAGE_FIELDS:
             value = _dict(usage).get(field)
             if type(value) is int and value >= 0:
                 self.usage[field] = value
-        details = _dict(usage).get("output_tokens_details")
-        if isinstance(details, dict):  # the thinking tokens among the output ones
-            self.usage["output_tokens_details"] = details
+        # The thinking tokens among the output ones, and the cache writes split by TTL: the
+        # same classes as in a non-streamed reply's usage.
+        for field in ("output_tokens_details", "cache_creation"):
+            details = _dict(usage).get(field)
+            if isinstance(details, dict):
+                self.usage[field] = details
+        tier = _dict(usage).get("service_tier")
+        if isinstance(tier, str):
+            self.usage["service_tier"] = tier
 
     def body(self) -> dict[str, Any]:
         """The message these events spelled out."""
@@ -207,6 +239,15 @@ class Fold:
                 try:
                     value = json.loads(text) if text.strip() else {}
                 except (ValueError, RecursionError) as err:
+                    if self.stop_reason in _CUT_SHORT and block.get("name") == self.tool:
+                        # Cut by the token limit: the answer is the text written so far (a
+                        # ``length`` result, invalid), as the deltas gave it.
+                        self.cut = True
+                        partial = "".join(self.emitted) + self._held()
+                        content.append(
+                            {"type": "tool_use", "name": block["name"], "partial": partial}
+                        )
+                        continue
                     raise LLMGenerateError(
                         "the streamed tool input is not JSON",
                         reason="invalid_response",

@@ -39,7 +39,11 @@ __all__ = [
     "read_usage",
 ]
 
-#: Gemini's finish reasons as scriptorium's (any other passes through as Gemini names it).
+#: Gemini's finish reasons as scriptorium's: every value the API documents. A normal end is
+#: ``stop``, the token limit ``length``, and every ending that blocked content (safety, recitation,
+#: blocklists, prohibited content, personal data, images, Model Armor) ``refusal``; the other
+#: endings are kept as Gemini names them (the run's judgement makes any ending but ``stop``
+#: invalid), as is a value this table does not know.
 FINISH = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
@@ -48,6 +52,21 @@ FINISH = {
     "BLOCKLIST": "refusal",
     "PROHIBITED_CONTENT": "refusal",
     "SPII": "refusal",
+    "IMAGE_SAFETY": "refusal",
+    "IMAGE_PROHIBITED_CONTENT": "refusal",
+    "IMAGE_RECITATION": "refusal",
+    "MODEL_ARMOR": "refusal",
+    "JAILBREAK": "refusal",
+    "FINISH_REASON_UNSPECIFIED": "FINISH_REASON_UNSPECIFIED",
+    "LANGUAGE": "LANGUAGE",
+    "OTHER": "OTHER",
+    "MALFORMED_FUNCTION_CALL": "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL": "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS": "TOO_MANY_TOOL_CALLS",
+    "MISSING_THOUGHT_SIGNATURE": "MISSING_THOUGHT_SIGNATURE",
+    "MALFORMED_RESPONSE": "MALFORMED_RESPONSE",
+    "IMAGE_OTHER": "IMAGE_OTHER",
+    "NO_IMAGE": "NO_IMAGE",
 }
 
 

@@ -14,7 +14,6 @@ Request mapping, structured output, usage and reasoning: ``internal_docs/llm.md`
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
@@ -32,18 +31,15 @@ from scriptorium.llm.gemini.stream import stream as stream_sync
 from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.tokens import counting_failure, uncounted
 
 __all__ = ["GeminiClient", "count_body"]
 
-#: Statuses by which an endpoint says it cannot count tokens (a gateway without the route).
-_CANNOT_COUNT = frozenset({404, 405, 501})
-
 
 def _counting(err: BaseException) -> Failure:
-    failure = classify(err)
-    if failure.http_status in _CANNOT_COUNT:
-        return dataclasses.replace(failure, retryable=False)
-    return failure
+    """The classifier, except that a counting request is not asked again (see
+    :func:`scriptorium.llm.tokens.counting_failure`)."""
+    return counting_failure(classify(err))
 
 
 def count_body(call: Call) -> dict[str, Any]:
@@ -120,8 +116,9 @@ class GeminiClient(SDKAdapter):
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send, from the API's ``countTokens``
-        (retried like a generation). An endpoint without the route (404, 405, 501) or a 200
-        that is no count is :class:`Uncounted`, at once: the caller estimates instead."""
+        Any failure of the route (a gateway without it, a 500, a rate limit, a 200 that is no
+        count) is :class:`Uncounted` with the reason, at once and without retries: the caller
+        estimates instead; a refused key raises (:func:`scriptorium.llm.tokens.uncounted`)."""
         call = Call(request)
         client = self.clients.sync(call.slot, call.key)
         body = count_body(call)
@@ -135,8 +132,5 @@ class GeminiClient(SDKAdapter):
         try:
             count, _, _ = call_with_retry(attempt, _counting, **call.retry_args(self.hooks))
         except LLMGenerateError as err:
-            if err.reason != "invalid_response" and err.http_status not in _CANNOT_COUNT:
-                raise
-            status = f"HTTP {err.http_status}" if err.http_status else err.reason
-            return Uncounted(f"gemini: countTokens could not count ({status})")
+            return uncounted(err, f"gemini {call.path}:countTokens")
         return count

@@ -55,10 +55,14 @@ class Fold:
         "model",
         "text",
         "thoughts",
+        "tool",
         "usage",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, tool: bool = False) -> None:
+        #: Whether a function call's arguments are the answer (the ``tool`` strategy); else a
+        #: call adds nothing to the text, as unstreamed.
+        self.tool = tool
         self.text: list[str] = []
         self.thoughts: list[str] = []
         self.calls: list[dict[str, Any]] = []
@@ -75,8 +79,8 @@ class Fold:
         chunk = event_json(data)
         if "error" in chunk:
             raise ErrorEvent(chunk)
-        if isinstance(chunk.get("modelVersion"), str):
-            self.model = chunk["modelVersion"]
+        if not self.model and isinstance(chunk.get("modelVersion"), str):
+            self.model = chunk["modelVersion"] or None  # the first non-empty name stands
         if isinstance(chunk.get("responseId"), str):
             self.ident = chunk["responseId"]
         if isinstance(chunk.get("usageMetadata"), dict):
@@ -112,9 +116,12 @@ class Fold:
         pieces: list[str] = []
         if thoughts:
             pieces.append(ReasoningChunk("".join(thoughts)))
-        if text or called:
+        if self.tool and self.calls:
             # A forced call's arguments are the output of the tool strategy (they come whole).
-            pieces.append("".join(called) if self.calls else "".join(text))
+            if called:
+                pieces.append("".join(called))
+        elif text:
+            pieces.append("".join(text))
         return pieces or None
 
     def flush(self) -> str:
@@ -180,7 +187,7 @@ class Source:
         return (await api._async_request_once(sent, stream=True)).response_stream
 
     def fold(self) -> Fold:
-        return Fold()
+        return Fold(self.call.strategy == "tool")
 
     def events(self, headers: Mapping[str, str]) -> EventReader | None:
         """Server-sent events, when the headers say the body is a stream."""
@@ -197,7 +204,7 @@ class Source:
         except ValueError:
             value = None
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            fold = Fold()
+            fold = Fold(self.call.strategy == "tool")
             for item in value:
                 fold.add(None, json.dumps(item))
             if not fold.complete:

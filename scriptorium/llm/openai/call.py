@@ -34,7 +34,8 @@ __all__ = [
     "token_usage",
 ]
 
-#: The API's finish reasons as scriptorium's (any other passes through).
+#: The API's finish reasons as scriptorium's: every value it documents (any other passes through
+#: as named; the run's judgement makes any ending but ``stop`` invalid).
 FINISH = {
     "stop": "stop",
     "length": "length",

@@ -65,10 +65,14 @@ class Fold:
         "name",
         "reasoning",
         "refusal",
+        "tool",
         "usage",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, tool: bool = False) -> None:
+        #: Whether the answer is a forced tool call's arguments (the ``tool`` strategy): only
+        #: then are they text; otherwise a call adds nothing to the text, as unstreamed.
+        self.tool = tool
         self.content: list[str] = []
         self.reasoning: list[str] = []
         self.refusal: list[str] = []
@@ -92,9 +96,13 @@ class Fold:
         if "error" in chunk:
             error = chunk["error"]
             raise ErrorEvent(error if isinstance(error, dict) else {"message": str(error)})
-        if self.model is None and isinstance(chunk.get("model"), str):
+        # The stream's model is the first non-empty one it names (Azure's first chunk, the
+        # prompt filter's results, names none); its id comes from the same chunk.
+        if not self.model and isinstance(chunk.get("model"), str) and chunk["model"]:
             self.model = chunk["model"]
-            self.ident = chunk.get("id") if isinstance(chunk.get("id"), str) else None
+            self.ident = chunk.get("id") if isinstance(chunk.get("id"), str) else self.ident
+        elif self.ident is None and isinstance(chunk.get("id"), str) and chunk["id"]:
+            self.ident = chunk["id"]
         if chunk.get("usage") is not None:
             self.usage = chunk["usage"]
         choices = chunk.get("choices")
@@ -128,7 +136,7 @@ class Fold:
             arguments = _texts(function.get("arguments"))
             if arguments:
                 self.args.append(arguments)
-                text = arguments
+                text = arguments if self.tool else text
         if text:
             pieces.append(text)
         return pieces or None
@@ -199,7 +207,7 @@ class Source:
             return (await client.chat.completions.create(**sent, timeout=timeout_s)).response
 
     def fold(self) -> Fold:
-        return Fold()
+        return Fold(self.call.strategy == "tool")
 
     def events(self, headers: Mapping[str, str]) -> EventReader | None:
         return sse_events(headers)

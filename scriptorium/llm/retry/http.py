@@ -57,6 +57,9 @@ _QUOTA_CODES = ("insufficient_quota", "billing", "spend_limit", "spending_limit"
 # Free text only where no provider gives a code: Anthropic's credit/spend-limit messages.
 _QUOTA_WORDS = ("spend limit", "spending limit", "credit balance", "billing", "insufficient_quota")
 _CONTEXT_CODES = ("context_length_exceeded", "context_window", "string_above_max_length")
+#: The error codes of a prompt a provider's content filter refused before generating (Azure
+#: OpenAI's 400 ``content_filter``, also forwarded by gateways).
+_FILTER_CODES = ("content_filter",)
 # Anthropic reports an over-long prompt as a plain invalid_request_error; only its text says so.
 _CONTEXT_WORDS = ("prompt is too long", "context window", "context length", "maximum context")
 
@@ -125,6 +128,8 @@ def classify_http(status: int, headers: Mapping[str, str], body: Any) -> Failure
         status in (400, 403, 429) and any(w in lowered for w in _QUOTA_WORDS)
     ):
         reason, retryable = "quota", False
+    elif status == 400 and any(c in _FILTER_CODES for c in codes):
+        reason, retryable = "content_filter", False
     elif status in (400, 413) and (
         any(k in c for c in codes for k in _CONTEXT_CODES)
         or any(w in lowered for w in _CONTEXT_WORDS)
@@ -154,15 +159,30 @@ def _finite_non_negative(text: str) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
+#: The prefixes a retry hint's header may carry: none (the provider's own), and the one a gateway
+#: forwards the provider's headers under (LiteLLM: ``llm_provider-retry-after``).
+RETRY_AFTER_PREFIXES = ("", "llm_provider-")
+
+
+def _first_header(headers: Mapping[str, str], name: str) -> str | None:
+    """``name``'s value, else the value a gateway forwarded it under."""
+    for prefix in RETRY_AFTER_PREFIXES:
+        value = _header(headers, prefix + name)
+        if value is not None:
+            return value
+    return None
+
+
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Seconds the server asks us to wait: ``retry-after-ms`` beats ``retry-after`` (seconds or an
-    HTTP date, relative to ``now``, default the wall clock). Missing or unparsable -> None."""
-    millis = _header(headers, "retry-after-ms")
+    HTTP date, relative to ``now``, default the wall clock), each also read under the name a
+    gateway forwards it as (:data:`RETRY_AFTER_PREFIXES`). Missing or unparsable -> None."""
+    millis = _first_header(headers, "retry-after-ms")
     if millis is not None:
         value = _finite_non_negative(millis.strip())
         if value is not None:
             return value / 1000.0
-    raw = _header(headers, "retry-after")
+    raw = _first_header(headers, "retry-after")
     if raw is None or not raw.strip():
         return None
     seconds = _finite_non_negative(raw.strip())

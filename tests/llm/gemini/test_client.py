@@ -287,6 +287,14 @@ def test_a_missing_usage_is_said_and_a_broken_count_is_an_invalid_response(
         ("SPII", "refusal"),
         ("MALFORMED_FUNCTION_CALL", "MALFORMED_FUNCTION_CALL"),
         ("OTHER", "OTHER"),
+        ("LANGUAGE", "LANGUAGE"),
+        ("UNEXPECTED_TOOL_CALL", "UNEXPECTED_TOOL_CALL"),
+        ("TOO_MANY_TOOL_CALLS", "TOO_MANY_TOOL_CALLS"),
+        ("IMAGE_SAFETY", "refusal"),
+        ("IMAGE_PROHIBITED_CONTENT", "refusal"),
+        ("IMAGE_RECITATION", "refusal"),
+        ("MODEL_ARMOR", "refusal"),
+        ("SOMETHING_NEW", "SOMETHING_NEW"),
     ],
 )
 def test_finish_reasons_are_mapped_and_others_kept(
@@ -538,6 +546,28 @@ def test_an_endpoint_that_cannot_count_is_uncounted(
     assert len(server.requests) == 1
 
 
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_any_failure_of_the_count_route_is_uncounted_at_once_saying_why(
+    server: FakeGeminiServer, client: GeminiClient, status: int
+) -> None:
+    """A gateway's 500 on the Gemini route (or a limit) gives the estimate, asked once: never
+    retries that end in a failure."""
+    server.count_tokens_status = status
+    counted = client.count_tokens(make_request(server))
+    assert isinstance(counted, Uncounted)
+    assert f"HTTP {status}" in counted.reason
+    assert len(server.requests) == 1
+
+
+def test_a_refused_key_while_counting_still_fails(
+    server: FakeGeminiServer, client: GeminiClient
+) -> None:
+    server.count_tokens_status = 401
+    with pytest.raises(LLMGenerateError) as caught:
+        client.count_tokens(make_request(server))
+    assert caught.value.reason == "auth"
+
+
 def test_verify_sends_one_small_request(server: FakeGeminiServer, client: GeminiClient) -> None:
     server.reply("pong")
     target = Target(provider="gemini", model="gemini-2.5-flash", endpoint=server.url)
@@ -621,3 +651,13 @@ def test_vertex_ai_without_default_credentials_is_a_config_error(
         client.generate(make_request(server, options=dict(VERTEX), key=None))
     assert caught.value.reason == "config"
     assert server.requests == []
+
+
+def test_every_ending_the_fake_knows_is_in_the_adapters_table() -> None:
+    """The table covers every documented ending: none passes through unmapped by oversight."""
+    from scriptorium._testing.gemini_server import ENDINGS
+    from scriptorium.llm.gemini.call import FINISH
+
+    assert set(ENDINGS) <= set(FINISH)
+    assert FINISH["STOP"] == "stop"
+    assert all(FINISH[e] != "stop" for e in ENDINGS)

@@ -344,3 +344,48 @@ def test_the_responses_api_goes_to_the_resources_responses_route(
     assert response.text == "from responses"
     assert response.model == "gpt-4o-2024-08-06"
     assert response.usage.cost_micro > 0
+
+
+# --- what recordings of Azure show ------------------------------------------------------------
+
+
+def test_a_stream_takes_its_model_from_the_first_chunk_that_names_one(
+    engine: Engine, server: FakeAzureOpenAIServer
+) -> None:
+    """Azure opens every stream with a chunk of prompt filter results and ``"model": ""``: the
+    stream's model (and price) is the first one a chunk names, as unstreamed."""
+    server.reply("streamed", prompt_tokens=1000, completion_tokens=100, chunks=3)
+    with engine.stream("greet", inputs={"name": "Ada"}) as stream:
+        streamed = stream.result()
+    server.reply("streamed", prompt_tokens=1000, completion_tokens=100)
+    plain = engine.run("greet", inputs={"name": "Ada"})
+    assert streamed.model == plain.model == "gpt-4o-2024-08-06"
+    assert streamed.usage.cost_micro == plain.usage.cost_micro == 2500 + 1000
+    assert streamed.metadata["pricing"] is None
+
+
+def test_a_prompt_the_content_filter_blocked_is_a_content_filter_failure(
+    server: FakeAzureOpenAIServer,
+) -> None:
+    server.filter_prompt()
+    err = _failure(_request(server.url))
+    assert (err.reason, err.retryable, err.http_status) == ("content_filter", False, 400)
+    assert len(server.requests) == 1  # not retried
+
+
+def test_a_filtered_prompt_exits_6_and_does_not_fall_back_by_default(
+    tmp_path: Path, server: FakeAzureOpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scriptorium.cli import main
+
+    root = _project(tmp_path / "project", server.url)
+    profile = root / "profiles" / "azure.yaml"
+    profile.write_text(profile.read_text() + "fallback: [entra]\n")
+    server.filter_prompt()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AZ_KEY", KEY)
+        patch.setenv("AZ_TOKEN", TOKEN)
+        code = main(["run", "greet", "--root", str(root), "--input", "name=Ada"])
+    assert code == 6
+    assert "content_filter" in capsys.readouterr().err
+    assert len(server.requests) == 1  # the fallback profile was not tried
