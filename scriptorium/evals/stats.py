@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "Z_95",
+    "Alternative",
+    "PairedCounts",
     "is_regression",
+    "mcnemar_exact",
+    "paired_counts",
     "pass_at_k",
     "pass_hat_k",
     "pass_rate",
@@ -101,3 +107,74 @@ def is_regression(old_rate: float | None, passed: int, scored: int, z: float = Z
 def _counts(passed: int, scored: int) -> None:
     if scored < 0 or passed < 0 or passed > scored:
         raise ValueError("expected 0 <= passed <= scored")
+
+
+#: Which way a paired test looks: ``two-sided`` (the candidate differs from the reference),
+#: ``greater`` (the candidate passes more often), ``less`` (it passes less often).
+Alternative = Literal["two-sided", "greater", "less"]
+
+
+@dataclass(frozen=True)
+class PairedCounts:
+    """Case-and-repeat pairs run on a reference and a candidate, by what came of each side:
+    ``wins`` failed before and passed after, ``losses`` passed before and failed after,
+    ``ties`` the same on both sides; ``unscored`` pairs (either side without a verdict) are left
+    out of the other three."""
+
+    wins: int = 0
+    losses: int = 0
+    ties: int = 0
+    unscored: int = 0
+
+    @property
+    def discordant(self) -> int:
+        """The pairs whose outcomes differ: all an exact paired test looks at."""
+        return self.wins + self.losses
+
+
+def paired_counts(pairs: Iterable[tuple[bool | None, bool | None]]) -> PairedCounts:
+    """Count ``(before, after)`` outcome pairs (True passed, False failed, None unscored)."""
+    wins = losses = ties = unscored = 0
+    for before, after in pairs:
+        if before is None or after is None:
+            unscored += 1
+        elif before == after:
+            ties += 1
+        elif after:
+            wins += 1
+        else:
+            losses += 1
+    return PairedCounts(wins=wins, losses=losses, ties=ties, unscored=unscored)
+
+
+def mcnemar_exact(wins: int, losses: int, alternative: Alternative = "two-sided") -> float:
+    """The exact McNemar test of paired pass/fail outcomes: the p-value of ``wins`` pairs that
+    only the candidate passed against ``losses`` that only the reference passed, when either
+    side of a discordant pair is as likely as the other (``wins ~ Binomial(wins + losses, 1/2)``).
+    Concordant pairs carry no evidence either way and are not an argument.
+
+    ``two-sided``: ``min(1, 2·P(X <= min(wins, losses)))``, the candidate differs;
+    ``greater``: ``P(X >= wins)``, it passes more often (what an optimiser accepting a candidate
+    asks); ``less``: ``P(X <= wins)``, it passes less often. No discordant pair is p = 1. The sums
+    are exact (integers) until the one division."""
+    if wins < 0 or losses < 0:
+        raise ValueError("expected counts >= 0")
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    if alternative == "greater":
+        tail = sum(math.comb(n, k) for k in range(wins, n + 1))
+    elif alternative == "less":
+        tail = sum(math.comb(n, k) for k in range(0, wins + 1))
+    elif alternative == "two-sided":
+        tail = min(2 * sum(math.comb(n, k) for k in range(0, min(wins, losses) + 1)), 2**n)
+    else:
+        raise ValueError(f"unknown alternative {alternative!r}")
+    return _ratio(tail, n)
+
+
+def _ratio(tail: int, n: int) -> float:
+    """``tail / 2**n`` as a float, also when ``2**n`` is past what a float holds."""
+    from fractions import Fraction
+
+    return float(Fraction(tail, 2**n))
