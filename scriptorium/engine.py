@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scriptorium.check.problems import Problem
     from scriptorium.check.view import ProjectView
     from scriptorium.evals.cassettes import CassetteMode
+    from scriptorium.evals.reference import Reference
     from scriptorium.evals.report import TestReport
     from scriptorium.evals.suite import Progress
     from scriptorium.llm.batches import BatchLimits
@@ -417,7 +418,7 @@ class Engine:
         poll_s: float = 15.0,
         baseline: TestReport | str | os.PathLike[str] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
-        against: str | os.PathLike[str] | None = None,
+        against: str | os.PathLike[str] | Reference | None = None,
     ) -> TestReport:
         """Run the test cases beside the prompts (``prompts/<id>.tests.yaml``) and report:
         every case of ``prompts`` (all that have tests when None), on each of ``profiles`` (else
@@ -427,8 +428,8 @@ class Engine:
         every replay profile to ``record`` or ``replay``; ``provider_batch`` sends the cases
         through the provider's batch API (polling every ``poll_s`` seconds at first);
         ``baseline`` (a report, or the path of one written as JSON) flags regressions;
-        ``on_progress`` is called as runs finish. ``against`` (a git revision, or a directory
-        holding ``prompts/``) runs the same cases on that version too and sets the report's
+        ``on_progress`` is called as runs finish. ``against`` (a git revision, a directory
+        holding ``prompts/``, or an open ``evals.reference.Reference``) runs the same cases on that version too and sets the report's
         ``comparison`` (a ``VersionComparison``); its ``ok`` is then the comparison's."""
         from scriptorium.evals.baseline import compare, read_baseline
         from scriptorium.evals.report import TestReport
@@ -456,7 +457,7 @@ class Engine:
 
     def _compared(
         self,
-        against: str | os.PathLike[str],
+        against: str | os.PathLike[str] | Reference,
         prompts: Sequence[str] | None,
         profiles: Sequence[str] | None,
         options: dict[str, Any],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from scriptorium.evals.report import (
@@ -23,9 +23,17 @@ from scriptorium.evals.report import (
     TestReport,
     VersionComparison,
 )
-from scriptorium.evals.stats import mcnemar_exact, paired_counts, percentile
+from scriptorium.evals.stats import PairedCounts, mcnemar_exact, paired_counts, percentile
 
-__all__ = ["ALPHA", "case_change", "compare_versions", "output_diff", "value_diff"]
+__all__ = [
+    "ALPHA",
+    "case_change",
+    "compare_versions",
+    "output_diff",
+    "paired_verdict",
+    "repeat_pairs",
+    "value_diff",
+]
 
 #: The level below which a difference is more than chance.
 ALPHA = 0.05
@@ -48,9 +56,7 @@ def compare_versions(
             continue
         changes.append(case_change(previous, case))
         pairs.extend(_pairs(previous.outcomes, case.outcomes))
-    counts = paired_counts(pairs)
-    p_value = mcnemar_exact(counts.wins, counts.losses)
-    worse = counts.losses > counts.wins and p_value < ALPHA
+    counts, p_value, worse = paired_verdict(pairs)
     must = tuple(
         f"{c.prompt} [{c.profile}] {c.case}"
         for c in changes
@@ -89,6 +95,28 @@ def compare_versions(
         before=before,
     )
     return after.model_copy(update={"comparison": comparison, "ok": comparison.ok})
+
+
+def paired_verdict(
+    pairs: Iterable[tuple[bool | None, bool | None]],
+) -> tuple[PairedCounts, float, bool]:
+    """The ``(before, after)`` repeat outcomes counted, the two-sided exact McNemar p-value, and
+    whether the candidate is worse: more pairs regressed than fixed, with ``p < ALPHA``."""
+    counts = paired_counts(pairs)
+    p_value = mcnemar_exact(counts.wins, counts.losses)
+    return counts, p_value, counts.losses > counts.wins and p_value < ALPHA
+
+
+def repeat_pairs(
+    before: Iterable[CaseReport], after: Iterable[CaseReport]
+) -> Iterator[tuple[bool | None, bool | None]]:
+    """The outcome of each repeat of each case on both sides (matched by prompt, profile, case
+    and repeat number); a case or repeat on one side only gives no pair."""
+    old = {case.key: case for case in before}
+    for case in after:
+        previous = old.get(case.key)
+        if previous is not None:
+            yield from _pairs(previous.outcomes, case.outcomes)
 
 
 def _pairs(

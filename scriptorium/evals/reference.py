@@ -87,12 +87,16 @@ def _refused(message: str, ref: str) -> InvalidRequestError:
 
 @contextmanager
 def open_reference(
-    ref: str | os.PathLike[str], project: str | os.PathLike[str]
+    ref: str | os.PathLike[str] | Reference, project: str | os.PathLike[str]
 ) -> Iterator[Reference]:
     """The version ``ref`` names, for as long as the block runs (a git revision's copy is
     removed after). A directory is taken as it is (relative to the working directory) and must
     hold ``prompts/``; anything else is a git revision of the repository holding ``project``.
-    ``InvalidRequestError(field="against")`` when it is neither."""
+    ``InvalidRequestError(field="against")`` when it is neither. A :class:`Reference` already
+    open (read once for many runs) is used as it is."""
+    if isinstance(ref, Reference):
+        yield ref
+        return
     given = os.fspath(ref)
     if not given or "\x00" in given:
         raise _refused("not a directory or a git revision", given or "''")
