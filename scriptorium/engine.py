@@ -453,7 +453,15 @@ class Engine:
         if old is None:
             return report
         source = None if isinstance(baseline, TestReport) else os.fspath(cast("str", baseline))
-        return compare(report, old, source=source)
+        flagged = compare(report, old, source=source)
+        if report.comparison is None:
+            return flagged
+        # The baseline's report is rebuilt from its groups: the version comparison is kept, and
+        # decides with the baseline's regressions.
+        regressed = flagged.baseline is not None and flagged.baseline.regressions > 0
+        return flagged.model_copy(
+            update={"comparison": report.comparison, "ok": report.ok and not regressed}
+        )
 
     def _compared(
         self,

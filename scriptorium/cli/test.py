@@ -206,6 +206,8 @@ def _failure_line(report: TestReport) -> str:
             )
         if comparison.must_pass_regressed:
             why.append("must_pass regressed: " + ", ".join(comparison.must_pass_regressed))
+        if report.baseline is not None and report.baseline.regressions:
+            why.append(f"{report.baseline.regressions} regressed against the baseline")
         return "; ".join(why) or "the comparison failed"
     parts = []
     if report.cases_failed:

@@ -284,3 +284,17 @@ def test_value_diff_names_each_pointer() -> None:
     ]
     assert list(value_diff(1, 2)) == ["~ '': 1 -> 2"]
     assert list(value_diff({"a": [1]}, {"a": [1]})) == []
+
+
+def test_a_baseline_and_a_reference_together(tmp_path: Path) -> None:
+    root = _repository(tmp_path, json.dumps(GOOD))
+    engine = Engine(root)
+    earlier = engine.test()
+    _answer(root, json.dumps(BAD))
+    report = engine.test(against="HEAD", baseline=earlier)
+    assert report.comparison is not None
+    assert report.comparison.regressed == 1
+    assert report.comparison.ok  # one pair: not evidence
+    assert report.baseline is not None
+    assert report.baseline.regressions == 1  # 1/1 -> 0/1 is, by the baseline's rule
+    assert not report.ok
