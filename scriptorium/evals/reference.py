@@ -90,8 +90,9 @@ def open_reference(
     ref: str | os.PathLike[str] | Reference, project: str | os.PathLike[str]
 ) -> Iterator[Reference]:
     """The version ``ref`` names, for as long as the block runs (a git revision's copy is
-    removed after). A directory is taken as it is (relative to the working directory) and must
-    hold ``prompts/``; anything else is a git revision of the repository holding ``project``.
+    removed after). A directory holding ``prompts/`` (relative to the working directory) is taken
+    as it is; anything else is a git revision of the repository holding ``project`` (a directory
+    without ``prompts/`` that is no revision either is refused as such).
     ``InvalidRequestError(field="against")`` when it is neither. A :class:`Reference` already
     open (read once for many runs) is used as it is."""
     if isinstance(ref, Reference):
@@ -101,13 +102,16 @@ def open_reference(
     if not given or "\x00" in given:
         raise _refused("not a directory or a git revision", given or "''")
     directory = Path(given)
-    if directory.is_dir():
-        if not (directory / "prompts").is_dir():
-            raise _refused("the directory holds no prompts/", given)
+    if (directory / "prompts").is_dir():
         yield Reference(given=given, root=directory.resolve())
         return
-    top, prefix = _repository(given, Path(project))
-    revision = _revision(given, top)
+    try:
+        top, prefix = _repository(given, Path(project))
+        revision = _revision(given, top)
+    except InvalidRequestError as err:
+        if directory.is_dir():  # a folder was meant (a revision of that name would have won)
+            raise _refused("the directory holds no prompts/", given) from err
+        raise
     with tempfile.TemporaryDirectory(prefix="scriptorium-against-") as temporary:
         root = Path(temporary)
         _extract(given, top, revision, prefix, root)
