@@ -10,10 +10,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scriptorium import Engine
 from scriptorium.errors import InvalidRequestError
 from scriptorium.evals.compare import value_diff
+from scriptorium.evals.expect import json_equal
 from scriptorium.evals.reference import open_reference
 from tests.evals.project import BAD, GOOD, fake, make_project, write_tests
 
@@ -298,3 +301,21 @@ def test_a_baseline_and_a_reference_together(tmp_path: Path) -> None:
     assert report.baseline is not None
     assert report.baseline.regressions == 1  # 1/1 -> 0/1 is, by the baseline's rule
     assert not report.ok
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(json_values, json_values)
+def test_value_diff_is_empty_exactly_when_the_values_are_equal(a: object, b: object) -> None:
+    lines = list(value_diff(a, b))
+    assert (not lines) == json_equal(a, b)
+    assert not list(value_diff(a, a))
+    # Each line names where: an op, a JSON Pointer (or '' for the whole value), a colon.
+    assert all(line[:2] in ("~ ", "- ", "+ ") for line in lines)
