@@ -33,6 +33,7 @@ from scriptorium._files import ConfinedDir, FileProblem
 from scriptorium._loading import describe_validation_error
 from scriptorium.errors import PromptLoadError
 from scriptorium.evals.model import Case, DatasetSpec, TestsFile
+from scriptorium.evals.paths import artifact_path
 
 __all__ = ["MAX_DATASET_BYTES", "MAX_DATASET_ROWS", "dataset_cases", "with_dataset"]
 
@@ -62,8 +63,6 @@ def with_dataset(tests: TestsFile, project: str | os.PathLike[str]) -> TestsFile
 
 def dataset_cases(tests: TestsFile, project: str | os.PathLike[str]) -> tuple[Case, ...]:
     """The cases of ``tests``' dataset (see the module docstring); () when it names none."""
-    from scriptorium.evals.files import artifact_path
-
     spec = tests.dataset
     if spec is None:
         return ()

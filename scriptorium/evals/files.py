@@ -18,6 +18,7 @@ from scriptorium.errors import ArtifactLoadError
 from scriptorium.evals.dataset import with_dataset
 from scriptorium.evals.model import SUFFIX, Case, TestsFile, TextArtifact
 from scriptorium.evals.parse import parse_tests
+from scriptorium.evals.paths import artifact_path
 from scriptorium.promptdef.files import ids_with_suffix, read_text
 from scriptorium.promptdef.parse import check_prompt_id
 
@@ -98,20 +99,6 @@ class TestFiles:
         except (OSError, ValueError):
             return "unreadable"
         return (found.st_size, found.st_mtime_ns, found.st_ino)
-
-
-def artifact_path(tests: TestsFile, ref: str) -> str:
-    """Where a case's artifact path leads, relative to the project (``prompts/`` is inside it):
-    resolved against the tests file's folder, lexically. ``ValueError`` for an absolute path or
-    one that climbs out of the project (links are caught when the file is read)."""
-    text = ref.replace("\\", "/")
-    if text.startswith("/") or os.path.isabs(ref) or (len(text) > 1 and text[1] == ":"):
-        raise ValueError("an artifact path is relative to its tests file, not absolute")
-    folder = posixpath.dirname(posixpath.join("prompts", tests.source))
-    relative = posixpath.normpath(posixpath.join(folder, text))
-    if relative in ("", ".", "..") or relative.startswith("../"):
-        raise ValueError("the artifact path leads outside the project")
-    return relative
 
 
 def case_artifacts(
