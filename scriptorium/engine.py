@@ -429,8 +429,9 @@ class Engine:
         through the provider's batch API (polling every ``poll_s`` seconds at first);
         ``baseline`` (a report, or the path of one written as JSON) flags regressions;
         ``on_progress`` is called as runs finish. ``against`` (a git revision, a directory
-        holding ``prompts/``, or an open ``evals.reference.Reference``) runs the same cases on that version too and sets the report's
-        ``comparison`` (a ``VersionComparison``); its ``ok`` is then the comparison's."""
+        holding ``prompts/``, or an open ``evals.reference.Reference``) runs the same cases on
+        that version too and sets the report's ``comparison`` (a ``VersionComparison``); its
+        ``ok`` is then the comparison's."""
         from scriptorium.evals.baseline import compare, read_baseline
         from scriptorium.evals.report import TestReport
 

@@ -88,34 +88,25 @@ def _row(cells: Iterable[tuple[str, str]]) -> str:
 
 
 def _totals(report: TestReport) -> str:
-    parts = [
-        '<table class="totals" id="totals">',
-        _row(
-            [
-                ("cases", str(report.cases)),
-                ("passed", str(report.cases_passed)),
-                ("failed", str(report.cases_failed)),
-                ("judge errors", str(report.cases_errored)),
-            ]
-        ),
-        _row(
-            [
-                ("runs", str(report.repeats)),
-                ("cost", _usd(report.cost_micro)),
-                ("judges' cost", _usd(report.judge_cost_micro)),
-                ("duration", f"{report.duration_ms / 1000:.1f} s"),
-            ]
-        ),
-        "</table>",
-    ]
     verdict = "ok" if report.ok else "worse"
-    parts.insert(
-        0, f'<p>Result: <span class="badge {verdict}">{"OK" if report.ok else "FAILED"}</span>'
+    started = "" if report.started_at is None else f" started {report.started_at.isoformat()}"
+    first = [
+        ("cases", str(report.cases)),
+        ("passed", str(report.cases_passed)),
+        ("failed", str(report.cases_failed)),
+        ("judge errors", str(report.cases_errored)),
+    ]
+    second = [
+        ("runs", str(report.repeats)),
+        ("cost", _usd(report.cost_micro)),
+        ("judges' cost", _usd(report.judge_cost_micro)),
+        ("duration", f"{report.duration_ms / 1000:.1f} s"),
+    ]
+    return (
+        f'<p>Result: <span class="badge {verdict}">{"OK" if report.ok else "FAILED"}</span>'
+        f"{_e(started)}</p>"
+        f'<table class="totals" id="totals">{_row(first)}{_row(second)}</table>'
     )
-    parts[0] += (
-        f" started {_e(report.started_at.isoformat())}" if report.started_at is not None else ""
-    ) + "</p>"
-    return "\n".join(parts)
 
 
 def _comparison(comparison: VersionComparison) -> str:
@@ -249,7 +240,8 @@ def _cell(case: CaseReport | None, *, version: str = "", change: CaseChange | No
         f'<td class="cell {case.status}" data-outcome="{case.status}" '
         f'data-case="{_e(case.case)}" data-profile="{_e(case.profile)}"'
         + (f' data-version="{version}"' if version else "")
-        + f' title="{_e(label)}"><details><summary>{summary}</summary>{"".join(body)}</details></td>'
+        + f' title="{_e(label)}"><details><summary>{summary}</summary>'
+        + f"{''.join(body)}</details></td>"
     )
 
 

@@ -13,8 +13,9 @@ __all__ = ["artifact_path"]
 
 def artifact_path(tests: TestsFile, ref: str) -> str:
     """Where a path in a tests file (a case's artifact, a dataset) leads, relative to the project
-    (``prompts/`` is inside it): resolved against the tests file's folder, lexically. ``ValueError`` for an absolute path or
-    one that climbs out of the project (links are caught when the file is read)."""
+    (``prompts/`` is inside it): resolved against the tests file's folder, lexically.
+    ``ValueError`` for an absolute path or one that climbs out of the project (links are caught
+    when the file is read)."""
     text = ref.replace("\\", "/")
     if text.startswith("/") or os.path.isabs(ref) or (len(text) > 1 and text[1] == ":"):
         raise ValueError("a path in a tests file is relative to it, not absolute")
