@@ -120,12 +120,18 @@ class ProgressLine:
         self.shown = False
         self._phase_started = clock()
         self._phase = "cases"
+        self._done = 0
+        self._last_at = self._phase_started
 
     def show(self, progress: Progress) -> None:
         """Rewrite the line for ``progress``."""
         now = self.clock()
         if progress.phase != self._phase:
             self._phase, self._phase_started = progress.phase, now
+        elif progress.done < self._done:
+            # A new run (``--against`` runs the suite twice): it began when the last one ended.
+            self._phase_started = self._last_at
+        self._done, self._last_at = progress.done, now
         elapsed = max(now - self._phase_started, 1e-6)
         left = progress.total - progress.done
         eta = ""

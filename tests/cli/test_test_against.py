@@ -111,3 +111,17 @@ def test_html_without_against_is_written_with_its_folders(
     assert 'data-outcome="passed"' in html
     assert "data-version" not in html
     assert [p.name for p in Path("a/b").iterdir()] == ["report.html"]  # no temporary left
+
+
+def test_the_progress_line_starts_its_pace_over_for_the_second_run() -> None:
+    import io
+
+    from scriptorium.cli.test import ProgressLine
+    from scriptorium.evals.suite import Progress
+
+    times = iter([0.0, 100.0, 101.0])
+    stream = io.StringIO()
+    line = ProgressLine(stream, clock=lambda: next(times))
+    line.show(Progress("cases", 10, 10, 10, 0, 0, 100.0))  # the candidate: done at t=100
+    line.show(Progress("cases", 1, 10, 1, 0, 0, 101.0))  # the reference: 1 of 10 in 1 s
+    assert stream.getvalue().endswith("ETA 9s ")
