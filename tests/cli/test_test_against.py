@@ -3,6 +3,7 @@ comparison's, and the text, JSON, JUnit and HTML reports carry it."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -11,7 +12,9 @@ import pytest
 from junitparser import Failure, JUnitXml
 
 from scriptorium.cli import main
+from scriptorium.cli.test import ProgressLine
 from scriptorium.evals import TestReport
+from scriptorium.evals.suite import Progress
 from tests.evals.project import BAD, GOOD, fake, make_project, write_tests
 from tests.evals.test_compare import CONTACT_TESTS, git
 
@@ -114,11 +117,6 @@ def test_html_without_against_is_written_with_its_folders(
 
 
 def test_the_progress_line_starts_its_pace_over_for_the_second_run() -> None:
-    import io
-
-    from scriptorium.cli.test import ProgressLine
-    from scriptorium.evals.suite import Progress
-
     times = iter([0.0, 100.0, 101.0])
     stream = io.StringIO()
     line = ProgressLine(stream, clock=lambda: next(times))
