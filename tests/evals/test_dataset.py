@@ -229,3 +229,13 @@ def test_check_validates_the_cases_of_a_dataset(root: Path) -> None:
     (root / "prompts" / "d.jsonl").write_text("{broken\n", "utf-8")
     codes = {p.kind for p in Engine(root).check()}
     assert "tests_invalid" in codes
+
+
+def test_a_dataset_linked_from_outside_the_project_is_refused(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(_jsonl([{"id": "a", "topic": "x"}]), "utf-8")
+    (root / "prompts" / "linked.jsonl").symlink_to(outside)
+    write_tests(root, "note", "dataset: {path: linked.jsonl}")
+    with pytest.raises(PromptLoadError, match="dataset linked.jsonl") as caught:
+        _cases(root, "note")
+    assert caught.value.path == "note.tests.yaml"
