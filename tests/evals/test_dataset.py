@@ -236,6 +236,6 @@ def test_a_dataset_linked_from_outside_the_project_is_refused(root: Path, tmp_pa
     outside.write_text(_jsonl([{"id": "a", "topic": "x"}]), "utf-8")
     (root / "prompts" / "linked.jsonl").symlink_to(outside)
     write_tests(root, "note", "dataset: {path: linked.jsonl}")
-    with pytest.raises(PromptLoadError, match="dataset linked.jsonl") as caught:
+    with pytest.raises(PromptLoadError, match=r"dataset linked\.jsonl") as caught:
         _cases(root, "note")
     assert caught.value.path == "note.tests.yaml"
