@@ -6,7 +6,7 @@ LITELLM := $(abspath $(LITELLM_VENV))/bin/litellm
 # tests/compat finds the proxy through this variable and skips, saying why, when it is absent.
 export SCRIPTORIUM_LITELLM ?= $(if $(wildcard $(LITELLM)),$(LITELLM),)
 
-.PHONY: install demo test test-slow compat-env lint ci
+.PHONY: install demo test test-slow compat-env browser-env lint ci
 
 # A virtual environment with the project and its dev extras, rebuilt when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -43,6 +43,12 @@ $(LITELLM_VENV)/.installed: tests/compat/requirements-litellm.txt
 	touch $@
 
 compat-env: $(LITELLM_VENV)/.installed
+
+# Chromium for the slow test that opens the HTML test report in a real headless browser
+# (tests/evals/test_html_browser.py, which skips, saying why, without it): Debian's package, when
+# there is none yet; needs apt-get and root.
+browser-env:
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from scriptorium.check.view import ProjectView
     from scriptorium.evals.cassettes import CassetteMode
     from scriptorium.evals.optimize import OptimizeReport
+    from scriptorium.evals.reference import Reference
     from scriptorium.evals.report import TestReport
     from scriptorium.evals.suite import Progress
     from scriptorium.llm.batches import BatchLimits
@@ -463,6 +464,7 @@ class Engine:
         poll_s: float = 15.0,
         baseline: TestReport | str | os.PathLike[str] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        against: str | os.PathLike[str] | Reference | None = None,
     ) -> TestReport:
         """Run the test cases beside the prompts (``prompts/<id>.tests.yaml``) and report:
         every case of ``prompts`` (all that have tests when None), on each of ``profiles`` (else
@@ -472,24 +474,118 @@ class Engine:
         every replay profile to ``record`` or ``replay``; ``provider_batch`` sends the cases
         through the provider's batch API (polling every ``poll_s`` seconds at first);
         ``baseline`` (a report, or the path of one written as JSON) flags regressions;
-        ``on_progress`` is called as runs finish."""
-        from scriptorium.batch.executor import run_many
-        from scriptorium.batch.local import LocalExecutor
+        ``on_progress`` is called as runs finish. ``against`` (a git revision, a directory
+        holding ``prompts/``, or an open ``evals.reference.Reference``) runs the same cases on
+        that version too and sets the report's ``comparison`` (a ``VersionComparison``); its
+        ``ok`` is then the comparison's."""
         from scriptorium.evals.baseline import compare, read_baseline
-        from scriptorium.evals.cassettes import CassetteProfiles
-        from scriptorium.evals.files import TestFiles, case_artifacts
-        from scriptorium.evals.judge import JudgePrompts
         from scriptorium.evals.report import TestReport
-        from scriptorium.evals.rows import WatchedRows
-        from scriptorium.evals.suite import Suite
 
         old = baseline
         if old is not None and not isinstance(old, TestReport):
             old = read_baseline(old)  # before anything is spent
-        profile_repo: ProfileRepository = self.profiles
+        options: dict[str, Any] = {
+            "repeat": repeat,
+            "cases": cases,
+            "concurrency": concurrency,
+            "cassettes": cassettes,
+            "provider_batch": provider_batch,
+            "poll_s": poll_s,
+            "on_progress": on_progress,
+        }
+        if against is None:
+            report = self._suite_report(self.prompts, self.profiles, prompts, profiles, **options)
+        else:
+            report = self._compared(against, prompts, profiles, options)
+        if old is None:
+            return report
+        source = None if isinstance(baseline, TestReport) else os.fspath(cast("str", baseline))
+        flagged = compare(report, old, source=source)
+        if report.comparison is None:
+            return flagged
+        # The baseline's report is rebuilt from its groups: the version comparison is kept, and
+        # decides with the baseline's regressions.
+        regressed = flagged.baseline is not None and flagged.baseline.regressions > 0
+        return flagged.model_copy(
+            update={"comparison": report.comparison, "ok": report.ok and not regressed}
+        )
+
+    def _compared(
+        self,
+        against: str | os.PathLike[str] | Reference,
+        prompts: Sequence[str] | None,
+        profiles: Sequence[str] | None,
+        options: dict[str, Any],
+    ) -> TestReport:
+        """The candidate's report (this project as it is) with its comparison against the
+        version ``against`` names: the same cases, on the same profiles, run on both."""
+        from scriptorium.errors import PromptLoadError
+        from scriptorium.evals.compare import compare_versions
+        from scriptorium.evals.reference import ReferenceProfiles, open_reference
+        from scriptorium.evals.report import TestReport
+        from scriptorium.profile.files import FileRepository as ProfileFiles
+        from scriptorium.promptdef.files import FileRepository as PromptFiles
+        from scriptorium.validate.schema import SchemaValidator
+
+        with open_reference(against, self.root) as reference:  # a bad REF costs nothing
+            after = self._suite_report(self.prompts, self.profiles, prompts, profiles, **options)
+            old_prompts = PromptFiles(reference.prompts_dir)
+            found = reference.profiles_dir
+            old_profiles = ReferenceProfiles(
+                None if found is None else ProfileFiles(found), self.profiles
+            )
+            on_profiles: dict[str, list[str]] = {}
+            for group in after.groups:
+                try:
+                    old_prompts.get(group.prompt)
+                except PromptLoadError as err:
+                    if err.reason != "not_found":
+                        raise
+                    continue  # a prompt added since: its cases are new
+                on_profiles.setdefault(group.prompt, []).append(group.profile)
+            if on_profiles:
+                before = self._suite_report(
+                    old_prompts,
+                    old_profiles,
+                    list(on_profiles),
+                    on_profiles,
+                    validator=SchemaValidator(reference.prompts_dir),
+                    **options,
+                )
+            else:
+                before = TestReport()
+        return compare_versions(after, before, against=reference.given, revision=reference.revision)
+
+    def _suite_report(
+        self,
+        prompt_repo: PromptRepository,
+        profile_repo: ProfileRepository,
+        prompts: Sequence[str] | None,
+        profiles: Sequence[str] | Mapping[str, Sequence[str]] | None,
+        *,
+        repeat: int | None,
+        cases: Collection[str] | None,
+        concurrency: int,
+        cassettes: CassetteMode | None,
+        provider_batch: bool,
+        poll_s: float,
+        on_progress: Callable[[Progress], None] | None,
+        validator: Any = None,
+    ) -> TestReport:
+        """One run of the project's tests files over these prompt and profile repositories."""
+        from scriptorium.batch.executor import run_many
+        from scriptorium.batch.local import LocalExecutor
+        from scriptorium.evals.cassettes import CassetteProfiles
+        from scriptorium.evals.files import TestFiles, case_artifacts
+        from scriptorium.evals.judge import JudgePrompts
+        from scriptorium.evals.rows import WatchedRows
+        from scriptorium.evals.suite import Suite
+
         if cassettes is not None:
-            profile_repo = CassetteProfiles(self.profiles, cassettes, calls_out=self._calls_out)
-        twin = self._twin(prompts=JudgePrompts(self.prompts), profiles=profile_repo)
+            profile_repo = CassetteProfiles(profile_repo, cassettes, calls_out=self._calls_out)
+        twin = self._twin(
+            prompts=JudgePrompts(prompt_repo), profiles=profile_repo, validator=validator
+        )
 
         def many(
             requests: list[RunRequest],
@@ -512,7 +608,7 @@ class Engine:
             prepare=twin.prepare,
             default_profile=self.default_profile,
         )
-        report = suite.run(
+        return suite.run(
             prompts,
             profiles,
             repeat,
@@ -520,10 +616,6 @@ class Engine:
             concurrency=concurrency,
             on_progress=on_progress,
         ).model_copy(update={"cassettes": cassettes})
-        if old is None:
-            return report
-        source = None if isinstance(baseline, TestReport) else os.fspath(cast("str", baseline))
-        return compare(report, old, source=source)
 
     def optimize(
         self,
@@ -649,15 +741,22 @@ class Engine:
             write_new_file(target, accepted)
         return report
 
-    def _twin(self, *, prompts: PromptRepository, profiles: ProfileRepository) -> Engine:
+    def _twin(
+        self, *, prompts: PromptRepository, profiles: ProfileRepository, validator: Any = None
+    ) -> Engine:
         """This engine over other prompt and profile repositories (a test run's: the judge
-        prompt beside the project's, cassette profiles in one mode); everything else shared."""
+        prompt beside the project's, cassette profiles in one mode, another version's prompts
+        with the ``validator`` of their folder); everything else shared."""
         from scriptorium.usecase.runner import Runner
 
         twin = copy.copy(self)
         twin.prompts = prompts  # type: ignore[assignment]  # any repository, not only the files one
         twin.profiles = profiles  # type: ignore[assignment]  # the same
-        twin.runner = Runner(prompts=prompts, profiles=profiles, **self._runner_parts)
+        parts = dict(self._runner_parts)
+        if validator is not None:
+            twin.validator = validator
+            parts["validator"] = validator
+        twin.runner = Runner(prompts=prompts, profiles=profiles, **parts)
         return twin
 
     def _calls_out(self, provider: str) -> bool:

@@ -13,6 +13,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from scriptorium.cli.output import duration, usd
@@ -20,12 +21,13 @@ from scriptorium.errors import InvalidRequestError, translate
 
 if TYPE_CHECKING:
     from scriptorium.cli.output import Reporter
-    from scriptorium.evals.report import CaseReport, GroupReport, TestReport
+    from scriptorium.evals.report import CaseReport, GroupReport, TestReport, VersionComparison
     from scriptorium.evals.suite import Progress
 
 __all__ = ["ProgressLine", "add_test_parser", "cmd_test", "format_report"]
 
 _DETAIL_CHARS = 300
+_DIFF_LINES = 20
 
 
 def add_test_parser(commands: Any, common: Callable[..., None]) -> None:
@@ -57,6 +59,19 @@ def add_test_parser(commands: Any, common: Callable[..., None]) -> None:
         "--concurrency", type=int, default=8, metavar="N", help="runs in flight (default: 8)"
     )
     test.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
+    test.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the report as one self-contained HTML page (a matrix of cases x "
+        "profiles, each cell opening to its outputs and failures)",
+    )
+    test.add_argument(
+        "--against",
+        metavar="REF",
+        help="also run the same cases on another version (a git revision, read without touching "
+        "the working tree, or a directory holding prompts/) and compare: exit 1 when this one is "
+        "worse (exact paired test, p < 0.05) or a must_pass case regressed",
+    )
     test.add_argument(
         "--baseline",
         metavar="FILE",
@@ -105,12 +120,18 @@ class ProgressLine:
         self.shown = False
         self._phase_started = clock()
         self._phase = "cases"
+        self._done = 0
+        self._last_at = self._phase_started
 
     def show(self, progress: Progress) -> None:
         """Rewrite the line for ``progress``."""
         now = self.clock()
         if progress.phase != self._phase:
             self._phase, self._phase_started = progress.phase, now
+        elif progress.done < self._done:
+            # A new run (``--against`` runs the suite twice): it began when the last one ended.
+            self._phase_started = self._last_at
+        self._done, self._last_at = progress.done, now
         elapsed = max(now - self._phase_started, 1e-6)
         left = progress.total - progress.done
         eta = ""
@@ -156,13 +177,20 @@ def cmd_test(args: argparse.Namespace, reporter: Reporter) -> int:
             poll_s=args.poll_s,
             baseline=args.baseline,
             on_progress=None if progress is None else progress.show,
+            against=args.against,
         )
     finally:
         if progress is not None:
             progress.end()
     if args.junit:
         with translate(InvalidRequestError, f"--junit: cannot write {args.junit}", field="junit"):
+            Path(args.junit).parent.mkdir(parents=True, exist_ok=True)
             write_junit(report, args.junit)
+    if args.html:
+        from scriptorium.evals.html_report import write_html
+
+        with translate(InvalidRequestError, f"--html: cannot write {args.html}", field="html"):
+            write_html(report, args.html)
     if reporter.json_mode:
         reporter.raw_json(report.model_dump_json())
     else:
@@ -174,6 +202,19 @@ def cmd_test(args: argparse.Namespace, reporter: Reporter) -> int:
 
 
 def _failure_line(report: TestReport) -> str:
+    comparison = report.comparison
+    if comparison is not None:  # with --against, the exit status is the comparison's
+        why = []
+        if comparison.worse:
+            why.append(
+                f"worse than {comparison.against}: {comparison.regressed_pairs} runs regressed, "
+                f"{comparison.fixed_pairs} fixed (p = {comparison.p_value:.3g})"
+            )
+        if comparison.must_pass_regressed:
+            why.append("must_pass regressed: " + ", ".join(comparison.must_pass_regressed))
+        if report.baseline is not None and report.baseline.regressions:
+            why.append(f"{report.baseline.regressions} regressed against the baseline")
+        return "; ".join(why) or "the comparison failed"
     parts = []
     if report.cases_failed:
         parts.append(f"{report.cases_failed} of {report.cases} cases did not meet their pass rate")
@@ -247,6 +288,46 @@ def _case_lines(case: CaseReport) -> list[str]:
     return lines
 
 
+def _comparison_lines(comparison: VersionComparison) -> list[str]:
+    """``--against``: each changed case (with how its output changed), then the totals on both
+    sides and the paired test."""
+    revision = f" ({comparison.revision[:12]})" if comparison.revision else ""
+    lines = [
+        f"against {comparison.against}{revision}: {comparison.fixed} fixed, "
+        f"{comparison.regressed} regressed, {comparison.same} same"
+        + (f", {len(comparison.new_cases)} new" if comparison.new_cases else "")
+    ]
+    for change in comparison.cases:
+        if change.change == "same":
+            continue
+        must = " (must_pass)" if change.must_pass else ""
+        lines.append(
+            f"  {change.change.upper()}{must} {change.prompt} [{change.profile}] {change.case}: "
+            f"{change.before_passed}/{change.before_scored} -> "
+            f"{change.after_passed}/{change.after_scored}"
+        )
+        diff = change.diff
+        if diff is not None:
+            shown = diff.lines[:_DIFF_LINES]
+            lines.extend(f"        {_shown(line)}" for line in shown)
+            if len(diff.lines) > len(shown):
+                lines.append(f"        ... {len(diff.lines) - len(shown)} more diff lines")
+    lines.append(
+        f"  runs passed {comparison.passed_before}/{comparison.scored_before} -> "
+        f"{comparison.passed_after}/{comparison.scored_after}; cases passed "
+        f"{comparison.cases_passed_before} -> {comparison.cases_passed_after}; cost "
+        f"{usd(comparison.cost_micro_before)} -> {usd(comparison.cost_micro_after)}; latency p50 "
+        f"{_ms(comparison.latency_p50_ms_before)} -> {_ms(comparison.latency_p50_ms_after)}"
+    )
+    verdict = "WORSE" if comparison.worse else "not worse"
+    lines.append(
+        f"  paired exact test (McNemar, two-sided): {comparison.fixed_pairs} runs fixed, "
+        f"{comparison.regressed_pairs} regressed, p = {comparison.p_value:.4g}: {verdict} at the "
+        f"{comparison.alpha:g} level"
+    )
+    return lines
+
+
 def format_report(report: TestReport) -> str:
     """The report as people read it: a line per prompt and profile, a line per case, the details
     of what failed, the baseline comparison and the totals."""
@@ -275,6 +356,8 @@ def format_report(report: TestReport) -> str:
                     f"  REGRESSION {item.prompt} [{item.profile}] {item.case}: "
                     f"{_percent(item.old_pass_rate)} -> {_percent(item.new_pass_rate)}{interval}"
                 )
+    if report.comparison is not None:
+        lines.extend(_comparison_lines(report.comparison))
     judges = f" (judges {usd(report.judge_cost_micro)} apart)" if report.judge_cost_micro else ""
     if report.gateway_cost_micro:
         judges += f" (gateway reported {usd(report.gateway_cost_micro)})"

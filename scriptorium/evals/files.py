@@ -15,8 +15,10 @@ from pathlib import Path
 from scriptorium._files import ConfinedDir, FileProblem, FileSignature
 from scriptorium.artifact.model import ArtifactContent
 from scriptorium.errors import ArtifactLoadError
+from scriptorium.evals.dataset import with_dataset
 from scriptorium.evals.model import SUFFIX, Case, TestsFile, TextArtifact
 from scriptorium.evals.parse import parse_tests
+from scriptorium.evals.paths import artifact_path
 from scriptorium.promptdef.files import ids_with_suffix, read_text
 from scriptorium.promptdef.parse import check_prompt_id
 
@@ -42,7 +44,8 @@ class TestFiles:
 
     def __init__(self, prompts_dir: str | os.PathLike[str]) -> None:
         self._dir = ConfinedDir(prompts_dir)
-        self._cache: dict[str, tuple[FileSignature, TestsFile]] = {}
+        # The file's signature, its dataset's stamp, the file as parsed, the cases it holds.
+        self._cache: dict[str, tuple[FileSignature, object, TestsFile, TestsFile]] = {}
 
     @property
     def root(self) -> Path:
@@ -67,8 +70,12 @@ class TestFiles:
         check_prompt_id(prompt_id)
         relative = prompt_id + SUFFIX
         cached = self._cache.get(prompt_id)
-        if cached is not None and cached[0] == self._dir.current(relative):
-            return cached[1]
+        if (
+            cached is not None
+            and cached[0] == self._dir.current(relative)
+            and cached[1] == self._dataset_stamp(cached[2])
+        ):
+            return cached[3]
         text, version = read_text(
             self._dir,
             relative,
@@ -77,23 +84,21 @@ class TestFiles:
             subject=f"tests of prompt {prompt_id!r}",
             invalid=f"tests file prompts/{relative}",
         )
-        tests = parse_tests(text, prompt_id=prompt_id, source=relative)
-        self._cache[prompt_id] = (version, tests)
+        parsed = parse_tests(text, prompt_id=prompt_id, source=relative)
+        stamp = self._dataset_stamp(parsed)
+        tests = with_dataset(parsed, self.project)
+        self._cache[prompt_id] = (version, stamp, parsed, tests)
         return tests
 
-
-def artifact_path(tests: TestsFile, ref: str) -> str:
-    """Where a case's artifact path leads, relative to the project (``prompts/`` is inside it):
-    resolved against the tests file's folder, lexically. ``ValueError`` for an absolute path or
-    one that climbs out of the project (links are caught when the file is read)."""
-    text = ref.replace("\\", "/")
-    if text.startswith("/") or os.path.isabs(ref) or (len(text) > 1 and text[1] == ":"):
-        raise ValueError("an artifact path is relative to its tests file, not absolute")
-    folder = posixpath.dirname(posixpath.join("prompts", tests.source))
-    relative = posixpath.normpath(posixpath.join(folder, text))
-    if relative in ("", ".", "..") or relative.startswith("../"):
-        raise ValueError("the artifact path leads outside the project")
-    return relative
+    def _dataset_stamp(self, tests: TestsFile) -> object:
+        """What tells a changed dataset file (size, time, inode); None without a dataset."""
+        if tests.dataset is None:
+            return None
+        try:
+            found = os.stat(self.project / artifact_path(tests, tests.dataset.path))
+        except (OSError, ValueError):
+            return "unreadable"
+        return (found.st_size, found.st_mtime_ns, found.st_ino)
 
 
 def case_artifacts(

@@ -25,7 +25,7 @@ from datetime import UTC
 from typing import Any, Literal
 
 from scriptorium._sidefiles import write_replacing
-from scriptorium.evals.report import CaseReport, GroupReport, TestReport
+from scriptorium.evals.report import CaseReport, GroupReport, TestReport, VersionComparison
 
 __all__ = ["junit_outcome", "junit_xml", "write_junit", "xml_safe"]
 
@@ -201,6 +201,8 @@ def junit_xml(report: TestReport) -> bytes:
     )
     for group in report.groups:
         _testsuite(root, group, timestamp)
+    if report.comparison is not None:
+        _comparison_suite(root, report.comparison, timestamp)
     _make_safe(root)
     ET.indent(root)
     document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
@@ -217,6 +219,81 @@ def _make_safe(root: ET.Element) -> None:
             element.text = xml_safe(element.text)
         if element.tail is not None:
             element.tail = xml_safe(element.tail)
+
+
+def _comparison_suite(root: ET.Element, comparison: VersionComparison, timestamp: str) -> None:
+    """``--against``: one ``testsuite`` holding a ``testcase`` per case compared (a ``failure``
+    when a ``must_pass`` case regressed) and one for the paired test (a ``failure`` when the
+    candidate is worse), so the file fails exactly when the comparison does; the totals of
+    ``testsuites`` count them too."""
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": f"against {comparison.against}",
+            "tests": str(len(comparison.cases) + 1),
+            "failures": str(len(comparison.must_pass_regressed) + int(comparison.worse)),
+            "errors": "0",
+            "skipped": "0",
+            "time": "0.000",
+            "timestamp": timestamp,
+            "hostname": "localhost",
+        },
+    )
+    properties = ET.SubElement(suite, "properties")
+    figures = {
+        "revision": comparison.revision,
+        "fixed": comparison.fixed,
+        "regressed": comparison.regressed,
+        "same": comparison.same,
+        "passed_before": comparison.passed_before,
+        "passed_after": comparison.passed_after,
+        "cost_micro_before": comparison.cost_micro_before,
+        "cost_micro_after": comparison.cost_micro_after,
+        "latency_p50_ms_before": comparison.latency_p50_ms_before,
+        "latency_p50_ms_after": comparison.latency_p50_ms_after,
+        "fixed_pairs": comparison.fixed_pairs,
+        "regressed_pairs": comparison.regressed_pairs,
+        "p_value": comparison.p_value,
+    }
+    for name, value in figures.items():
+        ET.SubElement(properties, "property", {"name": name, "value": str(value)})
+    for change in comparison.cases:
+        element = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "name": change.case,
+                "classname": f"against.{change.prompt}[{change.profile}]",
+                "time": "0.000",
+            },
+        )
+        summary = (
+            f"{change.change}: {change.before_passed}/{change.before_scored} passed before, "
+            f"{change.after_passed}/{change.after_scored} after"
+        )
+        if change.must_pass and change.change == "regressed":
+            failure = ET.SubElement(
+                element, "failure", {"message": "must_pass case " + summary, "type": "regressed"}
+            )
+            failure.text = "\n".join(change.diff.lines) if change.diff is not None else None
+        out = ET.SubElement(element, "system-out")
+        lines = [summary, *(change.diff.lines if change.diff is not None else ())]
+        out.text = _shown("\n".join(lines))
+    paired = ET.SubElement(
+        suite,
+        "testcase",
+        {"name": "paired exact test", "classname": "against", "time": "0.000"},
+    )
+    said = (
+        f"McNemar exact, two-sided: {comparison.fixed_pairs} runs fixed, "
+        f"{comparison.regressed_pairs} regressed, p = {comparison.p_value:.4g}"
+    )
+    if comparison.worse:
+        ET.SubElement(paired, "failure", {"message": "worse: " + said, "type": "worse"})
+    ET.SubElement(paired, "system-out").text = said
+    for name in ("tests", "failures"):
+        root.set(name, str(int(root.get(name, "0")) + int(suite.get(name, "0"))))
 
 
 def write_junit(report: TestReport, path: str | os.PathLike[str]) -> None:

@@ -15,6 +15,7 @@ __all__ = [
     "MAX_REPEAT",
     "SUFFIX",
     "Case",
+    "DatasetSpec",
     "Expect",
     "JudgeSpec",
     "TestsFile",
@@ -144,8 +145,8 @@ class Case(BaseModel):
     artifacts: dict[str, str | TextArtifact] = Field(default_factory=dict)
     expect: Expect = Expect()
     min_pass_rate: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
-    #: A case no new version may fail: a comparison or an optimisation in which it regresses is
-    #: refused whatever the other cases say.
+    #: A case that must not regress: a new version failing it where the old one passed fails a
+    #: comparison (``test --against``) or an optimisation, whatever the paired test says.
     must_pass: bool = False
 
     @field_validator("artifacts")
@@ -154,6 +155,54 @@ class Case(BaseModel):
         for name, ref in value.items():
             if isinstance(ref, str) and (not ref or "\x00" in ref):
                 raise ValueError(f"artifact {name!r}: not a usable path")
+        return value
+
+
+_SHA256 = r"^[0-9a-fA-F]{64}$"
+#: Where a dataset column may go (``inputs.<name>``, ``artifacts.<name>``, ``expect.pointer./p``
+#: name the rest after the dot).
+_TARGET = re.compile(
+    r"^(inputs\.[^.].*|artifacts\.[^.].*|expect\.value|expect\.contains|expect\.pointer\..*)$"
+)
+
+
+class DatasetSpec(BaseModel):
+    """Cases taken from a file beside the tests file: ``cases.jsonl`` (one JSON object a line) or
+    ``cases.csv`` (a header row). Each row is a case named by its ``id`` column, else by its row
+    number (from 1); ``map`` sends columns to ``inputs.<name>``, ``artifacts.<name>`` (as text),
+    ``expect.value``, ``expect.contains`` or ``expect.pointer./path`` (every column but ``id``
+    to ``inputs.<column>`` when there is no map); ``sample`` keeps N rows, chosen by ``seed``;
+    ``sha256`` pins the file's content."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Relative to the tests file, inside the project.
+    path: str = Field(min_length=1, max_length=1000)
+    sha256: str | None = Field(default=None, pattern=_SHA256)
+    map: dict[str, str] | None = None
+    sample: int | None = Field(default=None, ge=1)
+    seed: int = 0
+
+    @field_validator("path")
+    @classmethod
+    def _format(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("not a usable path")
+        if not value.lower().endswith((".jsonl", ".csv")):
+            raise ValueError("a dataset is a .jsonl or a .csv file")
+        return value
+
+    @field_validator("map")
+    @classmethod
+    def _targets(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for column, target in (value or {}).items():
+            if not _TARGET.fullmatch(target):
+                raise ValueError(
+                    f"column {column!r}: {target!r} is not a target (inputs.<name>, "
+                    "artifacts.<name>, expect.value, expect.contains, expect.pointer./path)"
+                )
+            if target.startswith("expect.pointer."):
+                check_pointer(target.removeprefix("expect.pointer."))
         return value
 
 
@@ -170,18 +219,16 @@ class TestsFile(BaseModel):
     profile: str | None = Field(default=None, pattern=_PROFILE)
     #: Runs per case; the statistics are over repeats.
     repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
-    cases: tuple[Case, ...]
-
-    @field_validator("cases")
-    @classmethod
-    def _some(cls, value: tuple[Case, ...]) -> tuple[Case, ...]:
-        # Not min_length: pydantic would report it too when a case is invalid, which misleads.
-        if not value:
-            raise ValueError("a tests file needs at least one case")
-        return value
+    cases: tuple[Case, ...] = ()
+    #: More cases, from a file (read when the tests file is read from a project: its rows are
+    #: then in ``cases`` after the inline ones).
+    dataset: DatasetSpec | None = None
 
     @model_validator(mode="after")
     def _unique_names(self) -> TestsFile:
+        # Not min_length: pydantic would report it too when a case is invalid, which misleads.
+        if not self.cases and self.dataset is None:
+            raise ValueError("a tests file needs at least one case (under 'cases' or a 'dataset')")
         seen: set[str] = set()
         for index, case in enumerate(self.cases):
             if case.name in seen:

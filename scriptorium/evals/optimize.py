@@ -37,7 +37,7 @@ from scriptorium._sidefiles import SideFileTaken, create_exclusive
 from scriptorium.errors import InvalidRequestError, ScriptoriumError
 from scriptorium.evals.bundled import bundled_prompt
 from scriptorium.evals.regions import Region, replace_regions
-from scriptorium.evals.stats import exact_paired_p
+from scriptorium.evals.stats import mcnemar_exact
 from scriptorium.hashing import canonical_json
 
 if TYPE_CHECKING:
@@ -343,7 +343,7 @@ class Optimization:
             held_score = self._score(held_report, "holdout")
             cost += held_score.cost_micro
             gained, lost = _discordant(_pairs(seed_held[0]), _pairs(held_report))
-            p_value = exact_paired_p(gained, lost)
+            p_value = mcnemar_exact(gained, lost, alternative="greater")
             failed_must = _must_pass_failed(held_report, must_pass)
             ok = gained > lost and p_value < ALPHA and not failed_must
             if ok:

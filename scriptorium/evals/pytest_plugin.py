@@ -5,8 +5,13 @@ its own test suite.
 Installed with scriptorium (entry point ``pytest11``), so it loads in every pytest run of every
 project that has scriptorium installed: without ``--scriptorium`` it only adds its options and
 imports nothing of scriptorium. With it, ``--scriptorium-profile NAME`` (repeatable) runs the
-cases on those profiles instead of each file's own, and ``--scriptorium-cassettes record|replay``
-switches replay profiles as ``scriptorium test --record`` / ``--replay`` do.
+cases on those profiles instead of each file's own, ``--scriptorium-cassettes record|replay``
+switches replay profiles as ``scriptorium test --record`` / ``--replay`` do, and
+``--scriptorium-against REF`` runs each case on that version too, as ``scriptorium test
+--against`` does: the item then fails when the case is marked ``must_pass`` and regressed, or its
+repeats are worse beyond chance; each item shows its comparison, and the terminal summary the
+changed cases and the paired test over every pair of the session (which fails the session when
+the candidate is worse). The version is read once per session.
 
 An item runs its case's repeats through ``Engine.test`` over the project the file belongs to (the
 directory holding its ``prompts/``); it fails with the expectations that failed and the values
@@ -15,6 +20,7 @@ seen, or with the judge errors that left repeats unscored.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +29,8 @@ import pytest
 
 if TYPE_CHECKING:
     from scriptorium.engine import Engine
-    from scriptorium.evals.report import CaseReport
+    from scriptorium.evals.reference import Reference
+    from scriptorium.evals.report import CaseChange, CaseReport, TestReport, VersionComparison
 
 __all__ = [
     "CaseItem",
@@ -31,10 +38,15 @@ __all__ = [
     "CasesFile",
     "pytest_addoption",
     "pytest_collect_file",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
 ]
 
 _SUFFIX = ".tests.yaml"
 _ENGINES = pytest.StashKey[dict[Path, "Engine"]]()
+_REFERENCES = pytest.StashKey[dict[Path, "Reference"]]()
+#: Per compared item: its case change and its (before, after) repeat outcomes.
+_COMPARED = pytest.StashKey[list[tuple["CaseChange", list[tuple[bool | None, bool | None]]]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,6 +71,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="record: run replay profiles live and append to their cassettes; replay: answer "
         "them from their cassettes only",
+    )
+    group.addoption(
+        "--scriptorium-against",
+        default=None,
+        metavar="REF",
+        help="also run each case on this version (a git revision or a directory holding "
+        "prompts/) and compare, as scriptorium test --against does",
     )
 
 
@@ -133,6 +152,76 @@ class CaseNotMet(Exception):
         self.case = case
 
 
+class ComparisonFailed(Exception):
+    """A case whose comparison failed (``--scriptorium-against``): a ``must_pass`` case that
+    regressed, or repeats worse beyond chance."""
+
+    def __init__(self, comparison: VersionComparison) -> None:
+        super().__init__(comparison.against)
+        self.comparison = comparison
+
+
+def _reference(config: pytest.Config, root: Path, ref: str) -> Reference:
+    """The version ``ref`` names for the project at ``root``, read once per session (a git
+    revision's copy is removed when the session ends)."""
+    from scriptorium.evals.reference import open_reference
+
+    references = config.stash.setdefault(_REFERENCES, {})
+    key = root.resolve()
+    if key not in references:
+        stack = contextlib.ExitStack()
+        config.add_cleanup(stack.close)
+        references[key] = stack.enter_context(open_reference(ref, key))
+    return references[key]
+
+
+def _describe_change(change: CaseChange) -> str:
+    must = " (must_pass)" if change.must_pass else ""
+    lines = [
+        f"{change.change}{must}: {change.prompt} [{change.profile}] {change.case}: "
+        f"{change.before_passed}/{change.before_scored} passed before, "
+        f"{change.after_passed}/{change.after_scored} after"
+    ]
+    if change.diff is not None:
+        lines.extend(f"  {line}" for line in change.diff.lines[:40])
+    return "\n".join(lines)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """With ``--scriptorium-against``: the changed cases and the paired test over the session."""
+    compared = config.stash.get(_COMPARED, None)
+    if not compared:
+        return
+    from scriptorium.evals.compare import paired_verdict
+
+    ref = config.getoption("scriptorium_against")
+    counts, p_value, worse = paired_verdict(pair for _, pairs in compared for pair in pairs)
+    changes = [change for change, _ in compared]
+    terminalreporter.section(f"scriptorium against {ref}")
+    for change in changes:
+        if change.change != "same":
+            terminalreporter.line(_describe_change(change).splitlines()[0])
+    terminalreporter.line(
+        f"{sum(c.change == 'fixed' for c in changes)} fixed, "
+        f"{sum(c.change == 'regressed' for c in changes)} regressed, "
+        f"{sum(c.change == 'same' for c in changes)} same; paired exact test (McNemar, "
+        f"two-sided): {counts.wins} runs fixed, {counts.losses} regressed, p = {p_value:.4g}"
+        + (": WORSE" if worse else "")
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With ``--scriptorium-against``: the session fails when, over all its pairs, the candidate
+    is worse beyond chance (each item judged only its own case)."""
+    compared = session.config.stash.get(_COMPARED, None)
+    if not compared or exitstatus != 0:
+        return
+    from scriptorium.evals.compare import paired_verdict
+
+    if paired_verdict(pair for _, pairs in compared for pair in pairs)[2]:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 class CaseItem(pytest.Item):
     """One case on one profile, over its repeats."""
 
@@ -152,13 +241,20 @@ class CaseItem(pytest.Item):
         from scriptorium.evals.junit import junit_outcome
 
         engine = _engine(self.config, self.root)
+        against = self.config.getoption("scriptorium_against")
         report = engine.test(
             [self.prompt_id],
             [self.profile],
             cases=[self.case],
             cassettes=self.config.getoption("scriptorium_cassettes"),
+            against=None if against is None else _reference(self.config, self.root, against),
         )
         self._not_met: list[CaseReport] = []
+        self._comparison: TestReport | None = None
+        if report.comparison is not None:
+            # Judged in the call phase: a comparison that fails is a failure of the test.
+            self._comparison = report
+            return
         for case in report.all_cases():
             outcome = junit_outcome(case)
             if outcome == "error":
@@ -167,8 +263,25 @@ class CaseItem(pytest.Item):
                 self._not_met.append(case)
 
     def runtest(self) -> None:
+        compared = getattr(self, "_comparison", None)
+        if compared is not None:
+            self._compared(compared)
+            return
         for case in getattr(self, "_not_met", ()):
             raise CaseNotMet(case)
+
+    def _compared(self, report: TestReport) -> None:
+        from scriptorium.evals.compare import repeat_pairs
+
+        comparison = report.comparison
+        assert comparison is not None
+        before = [] if comparison.before is None else comparison.before.all_cases()
+        pairs = list(repeat_pairs(before, report.all_cases()))
+        for change in comparison.cases:
+            self.config.stash.setdefault(_COMPARED, []).append((change, pairs))
+            self.add_report_section("call", "scriptorium --against", _describe_change(change))
+        if not comparison.ok:
+            raise ComparisonFailed(comparison)
 
     def repr_failure(
         self,
@@ -180,6 +293,12 @@ class CaseItem(pytest.Item):
         error = excinfo.value
         if isinstance(error, CaseNotMet):
             return _describe(error.case)
+        if isinstance(error, ComparisonFailed):
+            return "\n".join(_describe_change(c) for c in error.comparison.cases) + (
+                f"\nworse than {error.comparison.against}: p = {error.comparison.p_value:.4g}"
+                if error.comparison.worse
+                else ""
+            )
         if isinstance(error, ScriptoriumError):
             return f"{error.code}: {error.message}"
         return super().repr_failure(excinfo, style=style)

@@ -12,15 +12,18 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "REPORT_VERSION",
     "BaselineComparison",
+    "CaseChange",
     "CaseComparison",
     "CaseReport",
     "ExpectationFailure",
     "GroupReport",
     "Interval",
     "JudgeVerdict",
+    "OutputDiff",
     "RepeatOutcome",
     "RunError",
     "TestReport",
+    "VersionComparison",
 ]
 
 #: The form of the JSON report (``TestReport.version``).
@@ -95,6 +98,10 @@ class RepeatOutcome(BaseModel):
     latency_ms: float | None = None
     output_tokens: int | None = None
     request_hash: str | None = None
+    #: The output text (cut at 10,000 characters, saying how much was cut) and, for a JSON
+    #: output that parsed, its value: what a report shows and what ``--against`` diffs.
+    output: str | None = None
+    value: Any = Field(default=None, exclude_if=lambda value: value is None)
 
     @property
     def score(self) -> bool | None:
@@ -137,6 +144,10 @@ class CaseReport(BaseModel):
     latency_p95_ms: float | None = None
     #: Flagged by a baseline comparison (see :class:`BaselineComparison`).
     regression: bool = False
+    #: The case is marked ``must_pass``: it regressing fails a ``--against`` comparison.
+    must_pass: bool = False
+    #: What the case expects, as its tests file wrote it (what an HTML report shows).
+    expect: dict[str, Any] | None = Field(default=None, exclude_if=lambda value: value is None)
     outcomes: tuple[RepeatOutcome, ...] = ()
 
     @property
@@ -234,8 +245,98 @@ class TestReport(BaseModel):
     cassettes: Literal["record", "replay"] | None = None
     provider_batch: bool = False
     baseline: BaselineComparison | None = None
+    #: With ``--against``: this run (the candidate) against the reference version.
+    comparison: VersionComparison | None = None
     ok: bool = True
 
     def all_cases(self) -> list[CaseReport]:
         """Every case report, group by group."""
         return [case for group in self.groups for case in group.cases]
+
+
+class OutputDiff(BaseModel):
+    """How a case's output changed between the versions, on the first repeat whose outcome
+    changed (else the first): ``kind`` ``value`` for two parsed JSON values (``lines`` one per
+    JSON Pointer that differs: ``~ /p: old -> new``, ``- /p: old``, ``+ /p: new``), ``text``
+    otherwise (``lines`` a unified diff). ``before`` and ``after`` are the two outputs."""
+
+    model_config = _FROZEN
+
+    kind: Literal["value", "text"]
+    repeat: int = Field(ge=1)
+    before: Any = None
+    after: Any = None
+    lines: tuple[str, ...] = ()
+
+
+class CaseChange(BaseModel):
+    """A case on a profile, run on the reference (``before``) and on the candidate (``after``).
+    ``change`` is ``fixed`` when it meets its pass rate only after, ``regressed`` only before,
+    ``same`` otherwise; ``diff`` is there for a changed case."""
+
+    model_config = _FROZEN
+
+    prompt: str
+    profile: str
+    case: str
+    change: Literal["fixed", "regressed", "same"]
+    must_pass: bool = False
+    before_status: Literal["passed", "failed", "error"]
+    after_status: Literal["passed", "failed", "error"]
+    before_passed: int = Field(ge=0)
+    before_scored: int = Field(ge=0)
+    after_passed: int = Field(ge=0)
+    after_scored: int = Field(ge=0)
+    before_pass_rate: float | None = None
+    after_pass_rate: float | None = None
+    before_interval: Interval | None = None
+    after_interval: Interval | None = None
+    diff: OutputDiff | None = None
+
+
+class VersionComparison(BaseModel):
+    """The candidate (the project as it is) against a reference version (``--against``): the
+    same cases, profiles and repeats on both.
+
+    Per case, a :class:`CaseChange`. Overall: repeats passed (``passed_before``,
+    ``passed_after``), cases that met their pass rate, cost and p50 latency on each side, and
+    the exact McNemar test over the case-and-repeat pairs whose outcomes differ
+    (``fixed_pairs``: failed before, passed after; ``regressed_pairs`` the other way; pairs with
+    an unscored side are left out) with its two-sided ``p_value``. ``worse``: more regressed
+    than fixed pairs with ``p_value < 0.05``. ``ok`` (the exit status): not worse, and no
+    ``must_pass`` case regressed. ``before`` is the reference run's whole report; cases only one
+    side could run are listed in ``new_cases`` (no prompt of that id in the reference)."""
+
+    model_config = _FROZEN
+
+    against: str
+    revision: str | None = None
+    cases: tuple[CaseChange, ...] = ()
+    fixed: int = Field(default=0, ge=0)
+    regressed: int = Field(default=0, ge=0)
+    same: int = Field(default=0, ge=0)
+    new_cases: tuple[str, ...] = ()
+    passed_before: int = Field(default=0, ge=0)
+    passed_after: int = Field(default=0, ge=0)
+    scored_before: int = Field(default=0, ge=0)
+    scored_after: int = Field(default=0, ge=0)
+    cases_passed_before: int = Field(default=0, ge=0)
+    cases_passed_after: int = Field(default=0, ge=0)
+    cost_micro_before: int = Field(default=0, ge=0)
+    cost_micro_after: int = Field(default=0, ge=0)
+    latency_p50_ms_before: float | None = None
+    latency_p50_ms_after: float | None = None
+    test: Literal["mcnemar_exact"] = "mcnemar_exact"
+    pairs: int = Field(default=0, ge=0)
+    fixed_pairs: int = Field(default=0, ge=0)
+    regressed_pairs: int = Field(default=0, ge=0)
+    unscored_pairs: int = Field(default=0, ge=0)
+    p_value: float = Field(default=1.0, ge=0, le=1)
+    alpha: float = 0.05
+    worse: bool = False
+    must_pass_regressed: tuple[str, ...] = ()
+    ok: bool = True
+    before: TestReport | None = None
+
+
+TestReport.model_rebuild()  # its comparison is declared after it

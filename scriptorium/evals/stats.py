@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "Z_95",
-    "exact_paired_p",
+    "Alternative",
+    "PairedCounts",
     "is_regression",
+    "mcnemar_exact",
+    "paired_counts",
     "pass_at_k",
     "pass_hat_k",
     "pass_rate",
@@ -104,26 +109,72 @@ def _counts(passed: int, scored: int) -> None:
         raise ValueError("expected 0 <= passed <= scored")
 
 
-def exact_paired_p(gained: int, lost: int, *, two_sided: bool = False) -> float:
-    """The exact paired test over discordant pairs (McNemar's, exact binomial form).
+#: Which way a paired test looks: ``two-sided`` (the candidate differs from the reference),
+#: ``greater`` (the candidate passes more often), ``less`` (it passes less often).
+Alternative = Literal["two-sided", "greater", "less"]
 
-    Two versions ran on the same pairs (a case and a repeat); ``gained`` pairs failed before and
-    pass now, ``lost`` passed before and fail now (pairs with the same outcome say nothing about
-    the difference). Under "no difference" each discordant pair goes either way with probability
-    1/2, so with ``n = gained + lost``:
 
-    - one-sided (is the new version better?): ``P(X >= gained)``, ``X ~ Binomial(n, 1/2)``;
-    - two-sided: ``min(1, 2 * P(X <= min(gained, lost)))``.
+@dataclass(frozen=True)
+class PairedCounts:
+    """Case-and-repeat pairs run on a reference and a candidate, by what came of each side:
+    ``wins`` failed before and passed after, ``losses`` passed before and failed after,
+    ``ties`` the same on both sides; ``unscored`` pairs (either side without a verdict) are left
+    out of the other three."""
 
-    No discordant pair is p = 1. Exact sums, no normal approximation: the counts a prompt test
-    produces are small.
-    """
-    _counts(gained, gained + lost)
-    n = gained + lost
+    wins: int = 0
+    losses: int = 0
+    ties: int = 0
+    unscored: int = 0
+
+    @property
+    def discordant(self) -> int:
+        """The pairs whose outcomes differ: all an exact paired test looks at."""
+        return self.wins + self.losses
+
+
+def paired_counts(pairs: Iterable[tuple[bool | None, bool | None]]) -> PairedCounts:
+    """Count ``(before, after)`` outcome pairs (True passed, False failed, None unscored)."""
+    wins = losses = ties = unscored = 0
+    for before, after in pairs:
+        if before is None or after is None:
+            unscored += 1
+        elif before == after:
+            ties += 1
+        elif after:
+            wins += 1
+        else:
+            losses += 1
+    return PairedCounts(wins=wins, losses=losses, ties=ties, unscored=unscored)
+
+
+def mcnemar_exact(wins: int, losses: int, alternative: Alternative = "two-sided") -> float:
+    """The exact McNemar test of paired pass/fail outcomes: the p-value of ``wins`` pairs that
+    only the candidate passed against ``losses`` that only the reference passed, when either
+    side of a discordant pair is as likely as the other (``wins ~ Binomial(wins + losses, 1/2)``).
+    Concordant pairs carry no evidence either way and are not an argument.
+
+    ``two-sided``: ``min(1, 2·P(X <= min(wins, losses)))``, the candidate differs;
+    ``greater``: ``P(X >= wins)``, it passes more often (what an optimiser accepting a candidate
+    asks); ``less``: ``P(X <= wins)``, it passes less often. No discordant pair is p = 1. The sums
+    are exact (integers) until the one division."""
+    if wins < 0 or losses < 0:
+        raise ValueError("expected counts >= 0")
+    n = wins + losses
     if n == 0:
         return 1.0
-    total = 1 << n
-    if two_sided:
-        tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1))
-        return min(1.0, 2 * tail / total)
-    return sum(math.comb(n, k) for k in range(gained, n + 1)) / total
+    if alternative == "greater":
+        tail = sum(math.comb(n, k) for k in range(wins, n + 1))
+    elif alternative == "less":
+        tail = sum(math.comb(n, k) for k in range(0, wins + 1))
+    elif alternative == "two-sided":
+        tail = min(2 * sum(math.comb(n, k) for k in range(0, min(wins, losses) + 1)), 2**n)
+    else:
+        raise ValueError(f"unknown alternative {alternative!r}")
+    return _ratio(tail, n)
+
+
+def _ratio(tail: int, n: int) -> float:
+    """``tail / 2**n`` as a float, also when ``2**n`` is past what a float holds."""
+    from fractions import Fraction
+
+    return float(Fraction(tail, 2**n))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -210,7 +210,11 @@ class Suite:
             )
         return [self._tests.get(prompt_id) for prompt_id in ids]
 
-    def _profiles_of(self, tests: TestsFile, given: Sequence[str] | None) -> list[str]:
+    def _profiles_of(
+        self, tests: TestsFile, given: Sequence[str] | Mapping[str, Sequence[str]] | None
+    ) -> list[str]:
+        if isinstance(given, Mapping):  # per prompt (a reference run: the candidate's profiles)
+            given = given.get(tests.prompt_id)
         if given:
             return list(dict.fromkeys(given))
         name = tests.profile or self._prompts.get(tests.prompt_id).profile or self._default_profile
@@ -225,7 +229,7 @@ class Suite:
     def plan(
         self,
         prompts: Sequence[str] | None = None,
-        profiles: Sequence[str] | None = None,
+        profiles: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
         repeat: int | None = None,
         *,
         cases: Collection[str] | None = None,
@@ -305,7 +309,7 @@ class Suite:
     def run(
         self,
         prompts: Sequence[str] | None = None,
-        profiles: Sequence[str] | None = None,
+        profiles: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
         repeat: int | None = None,
         *,
         cases: Collection[str] | None = None,
@@ -441,7 +445,31 @@ def _outcome(run: _Run) -> RepeatOutcome:
         latency_ms=None if result is None else result.duration_ms,
         output_tokens=None if result is None else result.usage.output_tokens,
         request_hash=None if result is None else result.prepared.request_hash,
+        output=None if result is None else _cut(result.output.text),
+        value=_parsed(result),
     )
+
+
+_OUTPUT_CHARS = 10_000
+
+
+def _cut(text: str) -> str:
+    if len(text) <= _OUTPUT_CHARS:
+        return text
+    return text[:_OUTPUT_CHARS] + f"... ({len(text) - _OUTPUT_CHARS} more characters)"
+
+
+def _parsed(result: RunResult | None) -> object:
+    """The parsed value of a JSON output (None for text, or when it did not parse)."""
+    if result is None or result.validation.format == "text":
+        return None
+    return result.validation.value
+
+
+def _case_facts(case: Case) -> dict[str, object]:
+    """What a case report repeats of its tests file: ``must_pass`` and the expectations."""
+    expect = case.expect.model_dump(mode="json", exclude_unset=True)
+    return {"must_pass": case.must_pass, "expect": expect or None}
 
 
 def _groups(runs: list[_Run]) -> list[GroupReport]:
@@ -461,7 +489,7 @@ def _groups(runs: list[_Run]) -> list[GroupReport]:
                 key[2],
                 by_case[key][0].case.min_pass_rate,
                 [_outcome(run) for run in by_case[key]],
-            )
+            ).model_copy(update=_case_facts(by_case[key][0].case))
             for key in keys
         ]
         groups.append(group_report(prompt, profile, cases))

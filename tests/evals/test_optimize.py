@@ -17,7 +17,6 @@ from scriptorium.cli import main
 from scriptorium.errors import InvalidRequestError
 from scriptorium.evals.optimize import OptimizeReport, split_cases
 from scriptorium.evals.regions import find_regions, replace_regions
-from scriptorium.evals.stats import exact_paired_p
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.testing import FakeClient
 
@@ -255,16 +254,6 @@ def test_the_split_is_deterministic_disjoint_and_whole(n: int, seed: int, holdou
     assert not set(train) & set(held)
     assert len(held) >= 3
     assert train
-
-
-def test_the_exact_paired_test_matches_the_binomial_tail() -> None:
-    assert exact_paired_p(5, 0) == pytest.approx(1 / 32)
-    assert exact_paired_p(4, 0) == pytest.approx(1 / 16)
-    assert exact_paired_p(0, 0) == 1.0
-    assert exact_paired_p(6, 1) == pytest.approx(8 / 128)
-    assert exact_paired_p(1, 6) == pytest.approx(127 / 128)
-    assert exact_paired_p(6, 1, two_sided=True) == pytest.approx(16 / 128)
-    assert exact_paired_p(3, 3, two_sided=True) == 1.0
 
 
 def test_the_bundled_optimiser_prompt_loads_and_renders(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from scriptorium.evals.stats import (
     is_regression,
+    mcnemar_exact,
+    paired_counts,
     pass_at_k,
     pass_hat_k,
     pass_rate,
@@ -127,3 +129,70 @@ def test_counts_are_checked() -> None:
         pass_rate(3, 2)
     with pytest.raises(ValueError, match="passed"):
         wilson_interval(-1, 2)
+
+
+def _binomial_half(k: int, n: int) -> Fraction:
+    return Fraction(math.comb(n, k), 2**n)
+
+
+def _two_sided_by_likelihood(wins: int, losses: int) -> float:
+    """The exact two-sided p-value as the sum of the probability of every outcome no more likely
+    than the one seen (the definition; with p = 1/2 it is twice the smaller tail, at most 1)."""
+    n = wins + losses
+    seen = _binomial_half(wins, n)
+    return float(sum(_binomial_half(k, n) for k in range(n + 1) if _binomial_half(k, n) <= seen))
+
+
+@given(st.integers(min_value=0, max_value=120), st.integers(min_value=0, max_value=120))
+def test_mcnemar_two_sided_is_the_exact_binomial_test(wins: int, losses: int) -> None:
+    p = mcnemar_exact(wins, losses)
+    assert p == pytest.approx(_two_sided_by_likelihood(wins, losses), rel=1e-12, abs=1e-300)
+    assert p == mcnemar_exact(losses, wins)  # which side is which does not matter
+    assert 0 < p <= 1
+
+
+@given(st.integers(min_value=0, max_value=120), st.integers(min_value=0, max_value=120))
+def test_mcnemar_one_sided_tails_add_up(wins: int, losses: int) -> None:
+    n = wins + losses
+    greater = mcnemar_exact(wins, losses, "greater")
+    less = mcnemar_exact(wins, losses, "less")
+    # Both tails hold the outcome seen: P(X >= w) + P(X <= w) = 1 + P(X = w).
+    point = float(_binomial_half(wins, n)) if n else 1.0
+    assert greater + less == pytest.approx(1 + point, rel=1e-12)
+    assert greater == pytest.approx(mcnemar_exact(losses, wins, "less"), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses", "alternative", "expected"),
+    [
+        (0, 0, "two-sided", 1.0),
+        (0, 5, "two-sided", 0.0625),  # five regressions alone are not enough at 0.05
+        (0, 6, "two-sided", 0.03125),  # six are
+        (1, 9, "two-sided", 0.021484375),
+        (3, 3, "two-sided", 1.0),
+        (5, 0, "greater", 0.03125),  # one-sided: five wins and no loss suffice
+        (5, 0, "less", 1.0),
+        (0, 5, "less", 0.03125),
+    ],
+)
+def test_mcnemar_known_values(wins: int, losses: int, alternative: str, expected: float) -> None:
+    assert mcnemar_exact(wins, losses, alternative) == expected  # type: ignore[arg-type]
+
+
+def test_mcnemar_past_what_a_float_holds_stays_a_probability() -> None:
+    assert 0 < mcnemar_exact(900, 1100) < 1e-4
+    assert mcnemar_exact(1100, 1100) == 1.0
+
+
+def test_mcnemar_refuses_what_is_not_a_count() -> None:
+    with pytest.raises(ValueError, match=">= 0"):
+        mcnemar_exact(-1, 2)
+    with pytest.raises(ValueError, match="alternative"):
+        mcnemar_exact(1, 2, "sideways")  # type: ignore[arg-type]
+
+
+def test_paired_counts_leave_unscored_pairs_out() -> None:
+    pairs = [(True, True), (False, True), (True, False), (True, False), (None, True), (False, None)]
+    counts = paired_counts(pairs)
+    assert (counts.wins, counts.losses, counts.ties, counts.unscored) == (1, 2, 1, 2)
+    assert counts.discordant == 3
