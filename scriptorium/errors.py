@@ -125,12 +125,14 @@ class APIKeyEnvMissingError(ScriptoriumError):
 
 
 class APIKeyRequiredError(ScriptoriumError):
-    """Raised by prepare when the provider needs a key and neither a direct key nor ``api_key_env``
-    supplies one."""
+    """Raised by prepare when the provider needs a key and neither a direct key, ``api_key_env``
+    nor the provider's conventional variable supplies one; ``env_var`` is the conventional
+    variable it looked for (None: the profile has an endpoint of its own and names none)."""
 
     code = "api_key_required"
-    fields = ("prompt_id", "profile", "path", "provider")
+    fields = ("prompt_id", "profile", "path", "provider", "env_var")
     provider: str | None
+    env_var: str | None
 
 
 class _LoadError(ScriptoriumError):
@@ -295,10 +297,16 @@ def _encodable(text: str) -> str:
     return text
 
 
+#: The shortest value redaction treats as a secret. Shorter keys are placeholders (``EMPTY``,
+#: ``none``, ``ollama``: what local servers document): used as given, but scrubbing them would
+#: mangle every message that happens to hold the word (or a one-character "key"'s character).
+SECRET_MIN_CHARS = 8
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every occurrence of each (non-empty) secret in ``text``."""
+    """Replace every occurrence of each secret (of ``SECRET_MIN_CHARS`` or more) in ``text``."""
     for secret in secrets:
-        if secret:
+        if secret and len(secret) >= SECRET_MIN_CHARS:
             text = text.replace(secret, _REDACTED)
     return text
 
@@ -333,7 +341,7 @@ def scrub_chain(err: BaseException, secrets: Iterable[str | None] = ()) -> BaseE
     ``body``) may hold the key too, and it is not ours to change. One that holds none is kept as
     it is (callers may match on its class); only its chain links are replaced where needed.
     """
-    known = tuple(s for s in secrets if s)
+    known = tuple(s for s in secrets if s and len(s) >= SECRET_MIN_CHARS)
     return _scrub(err, known, 0)
 
 

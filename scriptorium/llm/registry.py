@@ -87,7 +87,11 @@ class Route:
     ``options`` name for its credential (an access token), read like a key when the profile names
     no ``api_key_env``. ``base_url_env``: the SDK's base-URL variable honoured when the profile
     names no endpoint (each platform has its own, or none). ``no_key_env``: why a profile on this
-    route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare."""
+    route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare.
+    ``key_envs``: the provider's conventional key variables, read in order (as its SDK would)
+    when a profile names no ``api_key_env`` and no endpoint of its own. ``keyless_private``: a
+    profile whose own endpoint is on a loopback or private address may send no key (local
+    OpenAI-compatible servers take none)."""
 
     platform: str | None = None
     region: str | None = None
@@ -95,6 +99,8 @@ class Route:
     token_env: str | None = None
     base_url_env: str | None = None
     no_key_env: str | None = None
+    key_envs: tuple[str, ...] = ()
+    keyless_private: bool = False
 
 
 @dataclass(frozen=True)
@@ -181,7 +187,11 @@ class ProviderSpec:
         ``InvalidRequestError`` naming the option when the options cannot be used."""
         if self.route is not None:
             return self.route(options, profile)
-        return Route(needs_key=self.needs_key, base_url_env=self.base_url_env)
+        return Route(
+            needs_key=self.needs_key,
+            base_url_env=self.base_url_env,
+            key_envs=(self.key_env,) if self.key_env else (),
+        )
 
     def needs_key_for(self, options: Mapping[str, Any]) -> bool:
         """Whether a profile with ``options`` needs a key: the one question every caller asks

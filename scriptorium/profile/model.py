@@ -25,6 +25,7 @@ __all__ = [
     "ReasoningLevel",
     "SettingsPatch",
     "is_insecure_endpoint",
+    "is_private_endpoint",
     "is_valid_profile_name",
     "looks_like_secret",
     "redact_secret_shapes",
@@ -96,6 +97,22 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def is_private_endpoint(url: str) -> bool:
+    """Whether ``url``'s host is this machine or a private network (a loopback name or address,
+    an RFC 1918 / unique-local / link-local address, or a ``.local``/``.internal``/``.lan``
+    name): where a local model server may take no key. No name is resolved."""
+    host = (urlsplit(url).hostname or "").lower()
+    if not host:
+        return False
+    if _is_loopback(host) or host.endswith((".local", ".internal", ".lan", ".home.arpa")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_private or address.is_link_local
 
 
 def validate_endpoint(url: str, *, allow_insecure_http: bool = False) -> str:

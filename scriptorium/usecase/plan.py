@@ -143,13 +143,15 @@ class Planner:
         settings, sources, target = self._effective(profile, request, spec)
         target = steps.resolve_endpoint(target, profile, spec, env, prompt_id=prompt_id)
         route = None if spec is None else spec.route_for(profile.options, profile.name)
-        key = steps.credential(
+        found = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
             env,
             route,
+            target=target,
             prompt_id=prompt_id,
         )
+        key, target = found.key, found.shown_on(target)
         loaded = steps.load_output_schema(definition, self._validator)
         contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
         definition_hash = self._definition_hash(definition, loaded)
