@@ -15,6 +15,7 @@ zero-argument callable returning one) or ``Engine(providers=[...])``.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -43,6 +44,7 @@ __all__ = [
     "Route",
     "WireView",
     "default_registry",
+    "module_installed",
     "provider_needs_key",
 ]
 
@@ -101,6 +103,12 @@ class Route:
     no_key_env: str | None = None
     key_envs: tuple[str, ...] = ()
     keyless_private: bool = False
+    #: What this route needs installed beyond the provider's SDK: ``(import name, extra)``
+    #: pairs (Bedrock's ``boto3``), for ``check``'s install hints.
+    libraries: tuple[tuple[str, str], ...] = ()
+    #: ``(environment) -> hint``: why calls by this route will find no credentials (None: they
+    #: may), for ``check``; a hint, since a credential chain has sources no check can see.
+    credentials_hint: Callable[[Mapping[str, str]], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +200,13 @@ class ProviderSpec:
             base_url_env=self.base_url_env,
             key_envs=(self.key_env,) if self.key_env else (),
         )
+
+    def missing_libraries(self, route: Route | None = None) -> list[tuple[str, str]]:
+        """``(import name, extra)`` of what a profile of this provider (on ``route``) needs and
+        is not installed: its SDK, and the route's own libraries. Looked up, never imported."""
+        needed = [] if self.sdk_module is None else [(self.sdk_module, self.extra or self.name)]
+        needed += [] if route is None else list(route.libraries)
+        return [(module, extra) for module, extra in needed if not module_installed(module)]
 
     def needs_key_for(self, options: Mapping[str, Any]) -> bool:
         """Whether a profile with ``options`` needs a key: the one question every caller asks
@@ -384,6 +399,14 @@ class Registry:
 
 _default: Registry | None = None
 _default_lock = threading.Lock()
+
+
+def module_installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent missing, a blocked or half-imported module
+        return False
 
 
 def default_registry() -> Registry:
