@@ -28,7 +28,7 @@ from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target
 from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
-from scriptorium.profile.model import ExecutionSettings
+from scriptorium.profile.model import ExecutionSettings, endpoint_origin
 from scriptorium.prompt.model import Message
 
 __all__ = [
@@ -160,6 +160,7 @@ class SDKCall(Generic[R]):
             "provider": self.provider,
             "model": self.model,
             "secrets": (self.key,),
+            "endpoint": endpoint_origin(self.base_url),
         }
 
     def send(self, client: Any, timeout_s: float) -> R:

@@ -24,6 +24,7 @@ __all__ = [
     "Reasoning",
     "ReasoningLevel",
     "SettingsPatch",
+    "endpoint_origin",
     "is_insecure_endpoint",
     "is_private_endpoint",
     "is_valid_profile_name",
@@ -97,6 +98,21 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def endpoint_origin(url: str) -> str:
+    """Where ``url`` goes, safe to show: scheme, host and port (the scheme's default when none
+    is given); never a path, query, fragment or user info (where keys may hide)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or {"https": 443, "http": 80}.get(parts.scheme)
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
 
 
 def is_private_endpoint(url: str) -> bool:
