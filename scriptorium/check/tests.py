@@ -20,6 +20,7 @@ from scriptorium.check.view import ProjectView
 from scriptorium.errors import PromptLoadError, ScriptoriumError
 from scriptorium.evals.files import artifact_path
 from scriptorium.evals.model import SUFFIX, Case, TestsFile
+from scriptorium.evals.parse import tests_file_problems
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 from scriptorium.usecase.prepare import validate_inputs
 
@@ -56,6 +57,10 @@ def tests_problems(
             )
         try:
             loaded = tests.get(prompt_id)
+        except PromptLoadError as err:
+            for message in tests_file_problems(err):
+                yield Problem(file, "tests_invalid", message)
+            continue
         except ScriptoriumError as err:
             yield Problem(file, "tests_invalid", err.message)
             continue

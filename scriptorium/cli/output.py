@@ -26,6 +26,7 @@ __all__ = [
     "format_prepared",
     "format_summary",
     "format_token_count",
+    "plural",
 ]
 
 #: The exit status of each sentinel (anything else that fails is 1).
@@ -226,6 +227,12 @@ def format_token_count(count: TokenCount) -> str:
     if count.reason:
         how += f": {count.reason}"
     return f"tokens     {count.input_tokens} input ({how})"
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` with ``noun`` as English says it: ``1 case``, ``2 cases`` (``many`` for an
+    irregular plural: ``plural(2, "batch", "batches")``)."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
 def usd(cost_micro: int) -> str:

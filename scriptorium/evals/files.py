@@ -13,8 +13,9 @@ import posixpath
 from pathlib import Path
 
 from scriptorium._files import ConfinedDir, FileProblem, FileSignature
+from scriptorium._suggest import did_you_mean
 from scriptorium.artifact.model import ArtifactContent
-from scriptorium.errors import ArtifactLoadError
+from scriptorium.errors import ArtifactLoadError, PromptLoadError
 from scriptorium.evals.model import SUFFIX, Case, TestsFile, TextArtifact
 from scriptorium.evals.parse import parse_tests
 from scriptorium.promptdef.files import ids_with_suffix, read_text
@@ -69,14 +70,22 @@ class TestFiles:
         cached = self._cache.get(prompt_id)
         if cached is not None and cached[0] == self._dir.current(relative):
             return cached[1]
-        text, version = read_text(
-            self._dir,
-            relative,
-            prompt_id=prompt_id,
-            max_bytes=MAX_TESTS_BYTES,
-            subject=f"tests of prompt {prompt_id!r}",
-            invalid=f"tests file prompts/{relative}",
-        )
+        try:
+            text, version = read_text(
+                self._dir,
+                relative,
+                prompt_id=prompt_id,
+                max_bytes=MAX_TESTS_BYTES,
+                subject=f"tests of prompt {prompt_id!r}",
+                invalid=f"tests file prompts/{relative}",
+            )
+        except PromptLoadError as err:
+            hint = did_you_mean(prompt_id, self.list()) if err.reason == "not_found" else ""
+            if not hint:
+                raise
+            raise PromptLoadError(
+                err.message + hint, prompt_id=prompt_id, path=err.path, reason=err.reason
+            ) from err
         tests = parse_tests(text, prompt_id=prompt_id, source=relative)
         self._cache[prompt_id] = (version, tests)
         return tests
