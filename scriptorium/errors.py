@@ -26,7 +26,11 @@ import re
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from scriptorium.llm.model import Usage
+    from scriptorium.usecase.model import FallbackRecord
 
 __all__ = [
     "APIKeyEnvMissingError",
@@ -53,6 +57,15 @@ _REDACTED = "[redacted]"
 
 def _rebuild(cls: type[ScriptoriumError], message: str, attrs: dict[str, Any]) -> ScriptoriumError:
     return cls(message, **attrs)
+
+
+def _json_form(value: Any) -> Any:
+    """A field's value as JSON data: models dumped, sequences of them listed."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, tuple | list):
+        return [_json_form(item) for item in value]
+    return value
 
 
 class ScriptoriumError(Exception):
@@ -83,8 +96,10 @@ class ScriptoriumError(Exception):
         return {n: getattr(self, n) for n in self.fields if getattr(self, n, None) is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form used by the CLI, the kernel and the HTTP adapter."""
-        return {"code": self.code, "message": self.message, **self.attrs()}
+        """The wire form used by the CLI, the kernel and the HTTP adapter (objects a field holds,
+        such as ``LLMGenerateError.usage``, in their JSON form)."""
+        attrs = {name: _json_form(value) for name, value in self.attrs().items()}
+        return {"code": self.code, "message": self.message, **attrs}
 
     def __str__(self) -> str:
         return self.message
@@ -206,9 +221,10 @@ class LLMGenerateError(ScriptoriumError):
     stream had already delivered when it failed (None when nothing had arrived).
 
     Raised by a run that fell back through a chain of profiles and failed on the last one, it
-    also carries ``fallbacks`` (the profiles left before it, each a ``FallbackRecord`` in its
-    JSON form) and ``usage`` (the JSON form of the ``Usage`` of every generation and failed call
-    of the run, this one's included); both are None otherwise."""
+    also carries ``fallbacks`` (the profiles left before it, the same ``FallbackRecord`` objects
+    ``RunResult.fallbacks`` holds) and ``usage`` (the ``Usage`` of every generation and failed
+    call of the run, this one's included); both are None otherwise. ``to_dict`` gives their JSON
+    form."""
 
     code = "llm_generate"
     fields = (
@@ -257,8 +273,8 @@ class LLMGenerateError(ScriptoriumError):
     provider: str | None
     model: str | None
     partial_text: str | None
-    fallbacks: list[dict[str, Any]] | None
-    usage: dict[str, Any] | None
+    fallbacks: tuple[FallbackRecord, ...] | None
+    usage: Usage | None
 
     def __init__(self, message: str, **attrs: Any) -> None:
         reason = attrs.get("reason")
