@@ -81,7 +81,7 @@ def test_the_request_parameters_and_output_type_are_recorded() -> None:
     request = LLMRequest(
         target=Target(provider="anthropic", model="m"),
         settings=settings,
-        structured_output=StructuredOutput(schema={"type": "object"}),
+        structured_output=StructuredOutput(schema_={"type": "object"}),
     )
     attrs = _chat_attributes(request)
     assert attrs[gen_ai.GEN_AI_REQUEST_MAX_TOKENS] == 300
