@@ -5,6 +5,7 @@ accepted, and the rest refused when the schema loads)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -228,3 +229,18 @@ def test_any_small_pattern_either_matches_like_re_or_is_refused(pattern: str, te
         return
     if backtracking_safe(pattern) or uses_re2():
         assert got == bool(re.search(pattern, text)) or "$" in pattern
+
+
+def test_the_bundled_project_passes_its_own_check_and_test_without_re2() -> None:
+    """The README's plain install has no RE2: the bundled tests regex and schema patterns load."""
+    out = run_isolated(
+        f"""
+        import sys
+        sys.modules["re2"] = None  # as if the extra were not installed
+        from scriptorium.cli import main
+        codes = (main(["check", "--root", {str(Path(__file__).resolve().parents[2])!r}]),
+                 main(["test", "--root", {str(Path(__file__).resolve().parents[2])!r}]))
+        print("codes", *codes)
+        """
+    )
+    assert "codes 0 0" in out, out
