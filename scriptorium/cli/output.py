@@ -145,6 +145,10 @@ def format_prepared(prepared: PreparedRun) -> str:
     target = prepared.target
     version = "" if prepared.prompt_version is None else f" (version {prepared.prompt_version})"
     key = f"${target.api_key_env}" if target.api_key_env else "none"
+    if target.api_key_env and target.api_key_source == "default":
+        key += " (default: the profile names no api_key_env)"
+    elif target.api_key_env and target.api_key_source == "profile":
+        key += " (profile)"
     lines = [
         f"prompt     {prepared.prompt_id}{version}",
         f"profile    {prepared.profile}",

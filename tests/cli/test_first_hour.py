@@ -132,3 +132,18 @@ def test_a_baseline_of_another_profile_says_nothing_was_compared(
     assert "0 cases compared" in out
     assert "not in the baseline: contact [flaky]" in out
     assert "the baseline holds contact [good]" in out
+
+
+def test_prepare_shows_the_key_variable_read_and_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_project(tmp_path / "p", gpt="provider: openai\nmodel: gpt-4.1-mini\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-prepare-shows-it-0001")
+    argv = ["prepare", "note", "--root", str(root), "-p", "gpt", "-i", "topic=x"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "$OPENAI_API_KEY (default" in out
+    assert "sk-prepare-shows-it-0001" not in out
+    assert main([*argv, "--json"]) == 0
+    target = json.loads(capsys.readouterr().out)["target"]
+    assert (target["api_key_env"], target["api_key_source"]) == ("OPENAI_API_KEY", "default")
