@@ -519,7 +519,6 @@ class Engine:
                 artifact_fields=template_artifact_fields,
             ),
             providers=self.providers,
-            env=self.env,
             known_providers=None if router is None else router.providers,
             tests=TestFiles(self.prompts.root),
         )

@@ -26,11 +26,7 @@ import re
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    from scriptorium.llm.model import Usage
-    from scriptorium.usecase.model import FallbackRecord
+from typing import Any, ClassVar
 
 __all__ = [
     "APIKeyEnvMissingError",
@@ -273,8 +269,10 @@ class LLMGenerateError(ScriptoriumError):
     provider: str | None
     model: str | None
     partial_text: str | None
-    fallbacks: tuple[FallbackRecord, ...] | None
-    usage: Usage | None
+    # ``tuple[usecase.model.FallbackRecord, ...]`` and ``llm.model.Usage``: not imported here, the
+    # error tree is below every model that raises it.
+    fallbacks: tuple[Any, ...] | None
+    usage: Any
 
     def __init__(self, message: str, **attrs: Any) -> None:
         reason = attrs.get("reason")

@@ -38,8 +38,6 @@ KINDS: Mapping[str, str] = {
     "does not load; only profiles naming its provider are affected",
     "provider_not_installed": "a profile's provider (or its cloud platform) needs a package that "
     "is not installed; runs of it would fail until the extra named is installed",
-    "credentials_hint": "a profile on a platform that signs with a credential chain (Bedrock) "
-    "where the chain's usual sources are empty",
     "insecure_endpoint": "a profile allows plain http to a host that is not loopback "
     "(allow_insecure_http): keys and prompts travel unencrypted",
     "tests_invalid": "a tests file (prompts/<id>.tests.yaml) does not load: YAML, an unknown key, "
@@ -65,7 +63,6 @@ WARNINGS = frozenset(
         "provider_plugin",
         "insecure_endpoint",
         "provider_not_installed",
-        "credentials_hint",
     }
 )
 

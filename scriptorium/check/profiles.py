@@ -6,7 +6,7 @@ one is needed, its media options); and provider plugins that do not load."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 from scriptorium._suggest import did_you_mean
@@ -65,11 +65,10 @@ def _profile_file(files: ProjectFiles, name: str) -> Path:
 
 
 def _installation_problems(
-    file: str, provider: str, spec: ProviderSpec, route: Route | None, env: Mapping[str, str]
+    file: str, provider: str, spec: ProviderSpec, route: Route | None
 ) -> Iterator[Problem]:
     """What a run of this profile would miss on this machine: its provider's SDK or its route's
-    libraries (with the install line), and for a route with a credential chain, a hint when the
-    chain's usual sources are all empty."""
+    libraries, with the install line."""
     for module, extra in spec.missing_libraries(route):
         yield Problem(
             file,
@@ -77,9 +76,6 @@ def _installation_problems(
             f"provider {provider!r} needs the {module!r} package, which is not installed: "
             + install_hint(extra),
         )
-    hint = None if route is None or route.credentials_hint is None else route.credentials_hint(env)
-    if hint is not None:
-        yield Problem(file, "credentials_hint", hint)
 
 
 def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterator[Problem]:
@@ -132,8 +128,7 @@ def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterato
             route = None  # said by the option problems above
     if route is not None and profile.api_key_env and route.no_key_env is not None:
         yield Problem(file, "profile_invalid", route.no_key_env)
-    env = os.environ if view.env is None else view.env
-    yield from _installation_problems(file, profile.provider, spec, route, env)
+    yield from _installation_problems(file, profile.provider, spec, route)
     if spec.needs_model and not profile.model:
         yield Problem(
             file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"

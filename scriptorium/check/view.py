@@ -70,8 +70,6 @@ class ProjectView:
     providers: ProviderCatalog
     known_providers: tuple[str, ...] | None = None
     tests: SuiteFiles | None = None
-    #: The environment runs read (None: the process's), for credential hints.
-    env: Mapping[str, str] | None = None
 
 
 class ViewSource(Protocol):

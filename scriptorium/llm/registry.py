@@ -106,9 +106,6 @@ class Route:
     #: What this route needs installed beyond the provider's SDK: ``(import name, extra)``
     #: pairs (Bedrock's ``boto3``), for ``check``'s install hints.
     libraries: tuple[tuple[str, str], ...] = ()
-    #: ``(environment) -> hint``: why calls by this route will find no credentials (None: they
-    #: may), for ``check``; a hint, since a credential chain has sources no check can see.
-    credentials_hint: Callable[[Mapping[str, str]], str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""``check`` says what a run of each profile would miss on this machine: its provider's package
-(with the install line) and, for Bedrock, any sign of AWS credentials."""
+"""``check`` says what a run of each profile would miss on this machine: its provider's package,
+or its platform's library, with the install line."""
 
 from __future__ import annotations
 
@@ -51,29 +51,3 @@ def test_a_provider_whose_package_is_missing_is_reported_with_its_install_line(
 def test_installed_providers_are_not_reported(tmp_path: Path) -> None:
     problems = Engine(_project(tmp_path), env={}).check()
     assert not [p for p in problems if p.kind == "provider_not_installed"]
-
-
-def test_bedrock_without_any_aws_credentials_gets_a_hint(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    problems = Engine(_project(tmp_path / "p"), env={"HOME": str(home)}).check()
-    hints = [p for p in problems if p.kind == "credentials_hint"]
-    assert [p.file for p in hints] == ["profiles/bedrock.yaml"]
-    assert "aws_profile" in hints[0].message
-
-
-@pytest.mark.parametrize("variable", ["AWS_ACCESS_KEY_ID", "AWS_PROFILE"])
-def test_bedrock_with_aws_credentials_gets_none(tmp_path: Path, variable: str) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {"HOME": str(home), variable: "AKIAEXAMPLEEXAMPLE1"}
-    problems = Engine(_project(tmp_path / "p"), env=env).check()
-    assert not [p for p in problems if p.kind == "credentials_hint"]
-
-
-def test_a_shared_credentials_file_counts(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / ".aws").mkdir(parents=True)
-    (home / ".aws" / "credentials").write_text("[default]\n", encoding="utf-8")
-    problems = Engine(_project(tmp_path / "p"), env={"HOME": str(home)}).check()
-    assert not [p for p in problems if p.kind == "credentials_hint"]

@@ -32,7 +32,6 @@ import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from scriptorium._suggest import did_you_mean
@@ -161,7 +160,6 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
             base_url_env=BEDROCK_BASE_URL_ENV,
             no_key_env=_BEDROCK_SIGNS,
             libraries=(("boto3", "bedrock"),),
-            credentials_hint=None if _text(options, "aws_profile") else aws_credentials_hint,
         )
     return Route(
         platform=VERTEX,
@@ -180,36 +178,6 @@ _BEDROCK_SIGNS = (
     "(environment, shared profile, role): name no api_key_env and pass no key "
     "(options.aws_profile chooses a shared profile)"
 )
-
-
-#: Where boto3's default credential chain looks before the instance's own role: variables,
-#: and the shared files (their places may be moved by variables too).
-_AWS_VARIABLES = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_PROFILE",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-)
-
-
-def aws_credentials_hint(env: Mapping[str, str]) -> str | None:
-    """A hint when nothing AWS's credential chain reads first is there (no credential variables,
-    no shared credentials or config file): calls would then rely on an instance role alone."""
-    if any(env.get(name) for name in _AWS_VARIABLES):
-        return None
-    home = Path(env.get("HOME") or Path.home())
-    files = (
-        env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials",
-        env.get("AWS_CONFIG_FILE") or home / ".aws" / "config",
-    )
-    if any(Path(f).is_file() for f in files):
-        return None
-    return (
-        "platform bedrock found no AWS credentials (no AWS_ACCESS_KEY_ID or AWS_PROFILE, no "
-        "~/.aws/credentials or ~/.aws/config): calls will fail unless this machine has an "
-        "instance role; run `aws configure` or set options.aws_profile"
-    )
 
 
 def _field(problem: str) -> str:
