@@ -75,7 +75,9 @@ def test_translate_keeps_the_cause_and_scrubs_secrets() -> None:
     cause = RuntimeError("token s3cr3t-value rejected")
     with (
         pytest.raises(errors.PromptLoadError) as caught,
-        errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t-value"], prompt_id="p"),
+        errors.translate(
+            errors.PromptLoadError, "loading", secrets=["s3cr3t-value"], prompt_id="p"
+        ),
     ):
         raise cause
     stand_in = caught.value.__cause__
