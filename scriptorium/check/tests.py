@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium._files import ConfinedDir, FileProblem
+from scriptorium._suggest import did_you_mean
 from scriptorium.check.files import ProjectFiles
 from scriptorium.check.pointers import value_paths, why_cannot_hold
 from scriptorium.check.problems import Problem
@@ -111,7 +112,10 @@ def _check_file(
 ) -> Iterator[Problem]:
     if tests.profile is not None and tests.profile not in profile_names:
         yield Problem(
-            file, "tests_profile", f"names profile {tests.profile!r}, which is not in profiles/"
+            file,
+            "tests_profile",
+            f"names profile {tests.profile!r}, which is not in profiles/"
+            + did_you_mean(tests.profile, profile_names),
         )
     schema = _output_schema(view, definition)
     for index, case in enumerate(tests.cases):
@@ -124,7 +128,8 @@ def _check_file(
             yield Problem(
                 file,
                 "tests_judge",
-                f"{where}: the judge names profile {judge.profile!r}, which is not in profiles/",
+                f"{where}: the judge names profile {judge.profile!r}, which is not in profiles/"
+                + did_you_mean(judge.profile, profile_names),
             )
 
 

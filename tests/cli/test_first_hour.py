@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scriptorium.cli import main
+from scriptorium.cli.output import plural
 from tests.evals.project import BAD, make_project, write_tests
 
 TWO_CASES = """
@@ -147,3 +148,37 @@ def test_prepare_shows_the_key_variable_read_and_why(
     assert main([*argv, "--json"]) == 0
     target = json.loads(capsys.readouterr().out)["target"]
     assert (target["api_key_env"], target["api_key_source"]) == ("OPENAI_API_KEY", "default")
+
+
+def test_check_suggests_the_profile_a_tests_file_meant(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_tests(
+        root,
+        "contact",
+        """
+        profile: godo
+        cases:
+          - name: judged
+            artifacts: {document: ../docs/ada.txt}
+            expect: {judge: {profile: judge-yse, rubric: names Ada}}
+        """,
+    )
+    assert main(["check", "--root", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "did you mean 'good'?" in out
+    assert "did you mean 'judge-yes'?" in out
+
+
+@pytest.mark.parametrize(
+    ("count", "noun", "many", "said"),
+    [
+        (1, "case", None, "1 case"),
+        (2, "case", None, "2 cases"),
+        (0, "run", None, "0 runs"),
+        (1, "batch", "batches", "1 batch"),
+        (3, "batch", "batches", "3 batches"),
+    ],
+)
+def test_plurals_are_english(count: int, noun: str, many: str | None, said: str) -> None:
+    assert plural(count, noun, many) == said
