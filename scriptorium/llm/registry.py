@@ -91,9 +91,10 @@ class Route:
     names no endpoint (each platform has its own, or none). ``no_key_env``: why a profile on this
     route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare.
     ``key_envs``: the provider's conventional key variables, read in order (as its SDK would)
-    when a profile names no ``api_key_env`` and no endpoint of its own. ``keyless_private``: a
-    profile whose own endpoint is on a loopback or private address may send no key (local
-    OpenAI-compatible servers take none)."""
+    when a profile names no ``api_key_env``. ``endpoint_names_key``: a profile's own endpoint is
+    another server (an OpenAI-compatible one): the conventional variables are not read for it,
+    the profile names its variable, or on a loopback or private address sends no key (local
+    servers take none); a profile's endpoint given by the base-URL variable is not its own."""
 
     platform: str | None = None
     region: str | None = None
@@ -102,7 +103,7 @@ class Route:
     base_url_env: str | None = None
     no_key_env: str | None = None
     key_envs: tuple[str, ...] = ()
-    keyless_private: bool = False
+    endpoint_names_key: bool = False
     #: What this route needs installed beyond the provider's SDK: ``(import name, extra)``
     #: pairs (Bedrock's ``boto3``), for ``check``'s install hints.
     libraries: tuple[tuple[str, str], ...] = ()

@@ -280,11 +280,12 @@ def credential(
 ) -> Credential:
     """Step 4b: which key a run sends. A direct key wins; else the variable the profile names
     (``APIKeyEnvMissingError`` when it is unset or blank); else the variable its options name for
-    an access token (``route.token_env``, a cloud platform's); else, for a profile that names no
-    endpoint of its own, the provider's conventional variables (``route.key_envs``, the ones its
-    SDK reads). A profile with its own ``endpoint`` names its variable or sends no key: where the
-    route allows it (``keyless_private``) on a loopback or private endpoint, none is sent;
-    elsewhere a route that needs a key raises ``APIKeyRequiredError`` naming what was looked for.
+    an access token (``route.token_env``, a cloud platform's); else the provider's conventional
+    variables (``route.key_envs``, the ones its SDK reads). On a route whose profile's own
+    ``endpoint`` is another server (``route.endpoint_names_key``: OpenAI's, whose compatible
+    servers are many) those are not read: the profile names its variable or sends no key, which
+    a loopback or private endpoint may (a local server); elsewhere a route that needs a key
+    raises ``APIKeyRequiredError`` naming what was looked for.
 
     The one place a key enters a run, whatever brought it (a request, the HTTP API, a kernel, a
     batch line, ``verify``): an empty or blank key is no key (a blank direct key falls back to the
@@ -317,7 +318,11 @@ def credential(
         return Credential(key_from_env(env, route.token_env, reader=reader, **fields))
     if route is None or variable:
         return Credential(None)
-    own_endpoint = target is not None and target.endpoint_source in ("profile", "override")
+    own_endpoint = (
+        route.endpoint_names_key
+        and target is not None
+        and target.endpoint_source in ("profile", "override")
+    )
     looked: tuple[str, ...] = () if own_endpoint else route.key_envs
     for name in looked:
         key = given_key(env.get(name))
@@ -326,7 +331,7 @@ def credential(
     if not route.needs_key:
         return Credential(None)
     endpoint = None if target is None else target.endpoint
-    if own_endpoint and route.keyless_private and is_private_endpoint(endpoint or ""):
+    if own_endpoint and is_private_endpoint(endpoint or ""):
         return Credential(None)
     if looked:
         message = (

@@ -110,3 +110,17 @@ def test_a_profile_on_a_loopback_endpoint_may_send_no_key(endpoint: str) -> None
 )
 def test_a_profile_on_a_private_endpoint_may_send_no_key(endpoint: str) -> None:
     assert _credential("openai", {}, endpoint=endpoint)[0] is None
+
+
+def test_azure_with_its_resource_endpoint_reads_its_conventional_variable() -> None:
+    """An Azure profile always names its resource: that endpoint is Azure's own."""
+    options = {"platform": "azure", "api_version": "2024-10-21"}
+    env = {"AZURE_OPENAI_API_KEY": KEY}
+    found = _credential("openai", env, options=options, endpoint="https://r.openai.azure.com")
+    assert found == (KEY, "AZURE_OPENAI_API_KEY", "default")
+
+
+def test_anthropic_with_an_endpoint_reads_its_variable_as_its_sdk_would() -> None:
+    env = {"ANTHROPIC_API_KEY": KEY}
+    found = _credential("anthropic", env, endpoint="https://gateway.example.com")
+    assert found == (KEY, "ANTHROPIC_API_KEY", "default")

@@ -68,7 +68,7 @@ _NAME = re.compile(r"^[A-Za-z0-9._+=,@-]{1,128}$")
 
 #: The route of a profile of OpenAI's own API (or an OpenAI-compatible server).
 OWN_API = Route(
-    needs_key=True, base_url_env=BASE_URL_ENV, key_envs=(KEY_ENV,), keyless_private=True
+    needs_key=True, base_url_env=BASE_URL_ENV, key_envs=(KEY_ENV,), endpoint_names_key=True
 )
 #: The conventional key variable of Azure OpenAI (the SDK's ``AzureOpenAI`` reads it).
 AZURE_KEY_ENV = "AZURE_OPENAI_API_KEY"
