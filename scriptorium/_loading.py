@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Hashable, Iterable
+from typing import Any, get_args
 
 import yaml
+from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from scriptorium.profile.model import looks_like_secret
@@ -26,8 +27,10 @@ __all__ = [
     "format_path",
     "load_reason",
     "load_yaml",
+    "model_keys",
     "safe_name",
     "show_name",
+    "validation_messages",
 ]
 
 _BOM = "\ufeff"
@@ -232,15 +235,50 @@ def check_json_compatible(value: Any, loc: tuple[int | str, ...] = ()) -> None:
     raise FormatProblem(f"{format_path(loc)}: a {type(value).__name__} value is not allowed")
 
 
-def describe_validation_error(err: PydanticValidationError) -> str:
-    """Where and why a model refused its data, built from locations and messages only.
+def validation_messages(err: PydanticValidationError, known_keys: Iterable[str] = ()) -> list[str]:
+    """One message per problem a model found in its data (``path: why``), from locations and
+    messages only; an unknown key gets a "did you mean" among ``known_keys``."""
+    from scriptorium._suggest import did_you_mean
+
+    known = tuple(known_keys)
+    messages = []
+    for detail in err.errors(include_url=False, include_input=False):
+        loc = tuple(detail["loc"])
+        if detail["type"] == "extra_forbidden":
+            key = loc[-1] if loc and isinstance(loc[-1], str) else ""
+            message = "unknown key" + (did_you_mean(key, known) if key else "")
+        else:
+            message = detail["msg"]
+        messages.append(f"{format_path(loc)}: {message}")
+    return messages
+
+
+def model_keys(model: type[BaseModel]) -> set[str]:
+    """Every field name (and alias) of ``model`` and of the models its fields hold."""
+    keys: set[str] = set()
+    todo: list[Any] = [model]
+    seen: set[Any] = set()
+    while todo:
+        item = todo.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            for name, field in item.model_fields.items():
+                keys.add(field.alias or name)
+                todo.append(field.annotation)
+        else:
+            todo.extend(get_args(item))
+    return keys
+
+
+def describe_validation_error(err: PydanticValidationError, known_keys: Iterable[str] = ()) -> str:
+    """Where and why a model refused its data, built from locations and messages only (see
+    :func:`validation_messages`), at most a few of them.
 
     ``str(err)`` of a pydantic error repeats each ``input_value``, which could be a pasted key.
     """
-    parts = []
-    for detail in err.errors(include_url=False, include_input=False)[:_MAX_REPORTED_ERRORS]:
-        message = "unknown key" if detail["type"] == "extra_forbidden" else detail["msg"]
-        parts.append(f"{format_path(tuple(detail['loc']))}: {message}")
+    parts = validation_messages(err, known_keys)[:_MAX_REPORTED_ERRORS]
     hidden = err.error_count() - len(parts)
     if hidden > 0:
         parts.append(f"and {hidden} more")

@@ -426,12 +426,7 @@ class Engine:
             target_for(loaded, placeholder, needs_key=needs_model), loaded, spec, env
         )
         route = None if spec is None else spec.route_for(loaded.options, loaded.name)
-        key = credential(
-            loaded,
-            api_key,
-            env,
-            route,
-        )
+        key = credential(loaded, api_key, env, route, target=target).key
         return loaded, target, key
 
     def _verifying(self, profile: str, loaded: Profile, key: str | None) -> Any:

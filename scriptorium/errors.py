@@ -55,6 +55,15 @@ def _rebuild(cls: type[ScriptoriumError], message: str, attrs: dict[str, Any]) -
     return cls(message, **attrs)
 
 
+def _json_form(value: Any) -> Any:
+    """A field's value as JSON data: models dumped, sequences of them listed."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, tuple | list):
+        return [_json_form(item) for item in value]
+    return value
+
+
 class ScriptoriumError(Exception):
     """Base of every scriptorium error. ``code`` is stable; ``message`` is for people."""
 
@@ -83,8 +92,10 @@ class ScriptoriumError(Exception):
         return {n: getattr(self, n) for n in self.fields if getattr(self, n, None) is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form used by the CLI, the kernel and the HTTP adapter."""
-        return {"code": self.code, "message": self.message, **self.attrs()}
+        """The wire form used by the CLI, the kernel and the HTTP adapter (objects a field holds,
+        such as ``LLMGenerateError.usage``, in their JSON form)."""
+        attrs = {name: _json_form(value) for name, value in self.attrs().items()}
+        return {"code": self.code, "message": self.message, **attrs}
 
     def __str__(self) -> str:
         return self.message
@@ -125,12 +136,14 @@ class APIKeyEnvMissingError(ScriptoriumError):
 
 
 class APIKeyRequiredError(ScriptoriumError):
-    """Raised by prepare when the provider needs a key and neither a direct key nor ``api_key_env``
-    supplies one."""
+    """Raised by prepare when the provider needs a key and neither a direct key, ``api_key_env``
+    nor the provider's conventional variable supplies one; ``env_var`` is the conventional
+    variable it looked for (None: the profile has an endpoint of its own and names none)."""
 
     code = "api_key_required"
-    fields = ("prompt_id", "profile", "path", "provider")
+    fields = ("prompt_id", "profile", "path", "provider", "env_var")
     provider: str | None
+    env_var: str | None
 
 
 class _LoadError(ScriptoriumError):
@@ -204,9 +217,10 @@ class LLMGenerateError(ScriptoriumError):
     stream had already delivered when it failed (None when nothing had arrived).
 
     Raised by a run that fell back through a chain of profiles and failed on the last one, it
-    also carries ``fallbacks`` (the profiles left before it, each a ``FallbackRecord`` in its
-    JSON form) and ``usage`` (the JSON form of the ``Usage`` of every generation and failed call
-    of the run, this one's included); both are None otherwise."""
+    also carries ``fallbacks`` (the profiles left before it, the same ``FallbackRecord`` objects
+    ``RunResult.fallbacks`` holds) and ``usage`` (the ``Usage`` of every generation and failed
+    call of the run, this one's included); both are None otherwise. ``to_dict`` gives their JSON
+    form."""
 
     code = "llm_generate"
     fields = (
@@ -256,8 +270,10 @@ class LLMGenerateError(ScriptoriumError):
     provider: str | None
     model: str | None
     partial_text: str | None
-    fallbacks: list[dict[str, Any]] | None
-    usage: dict[str, Any] | None
+    # ``tuple[usecase.model.FallbackRecord, ...]`` and ``llm.model.Usage``: not imported here, the
+    # error tree is below every model that raises it.
+    fallbacks: tuple[Any, ...] | None
+    usage: Any
 
     def __init__(self, message: str, **attrs: Any) -> None:
         reason = attrs.get("reason")
@@ -296,10 +312,16 @@ def _encodable(text: str) -> str:
     return text
 
 
+#: The shortest value redaction treats as a secret. Shorter keys are placeholders (``EMPTY``,
+#: ``none``, ``ollama``: what local servers document): used as given, but scrubbing them would
+#: mangle every message that happens to hold the word (or a one-character "key"'s character).
+SECRET_MIN_CHARS = 8
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every occurrence of each (non-empty) secret in ``text``."""
+    """Replace every occurrence of each secret (of ``SECRET_MIN_CHARS`` or more) in ``text``."""
     for secret in secrets:
-        if secret:
+        if secret and len(secret) >= SECRET_MIN_CHARS:
             text = text.replace(secret, _REDACTED)
     return text
 
@@ -334,7 +356,7 @@ def scrub_chain(err: BaseException, secrets: Iterable[str | None] = ()) -> BaseE
     ``body``) may hold the key too, and it is not ours to change. One that holds none is kept as
     it is (callers may match on its class); only its chain links are replaced where needed.
     """
-    known = tuple(s for s in secrets if s)
+    known = tuple(s for s in secrets if s and len(s) >= SECRET_MIN_CHARS)
     return _scrub(err, known, 0)
 
 

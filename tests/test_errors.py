@@ -72,18 +72,20 @@ def test_unknown_reason_is_a_programming_error() -> None:
 def test_translate_keeps_the_cause_and_scrubs_secrets() -> None:
     """A foreign exception becomes the sentinel; a cause holding the secret is replaced by a
     scrubbed stand-in naming its class, and the secret is removed from the message."""
-    cause = RuntimeError("token s3cr3t rejected")
+    cause = RuntimeError("token s3cr3t-value rejected")
     with (
         pytest.raises(errors.PromptLoadError) as caught,
-        errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t"], prompt_id="p"),
+        errors.translate(
+            errors.PromptLoadError, "loading", secrets=["s3cr3t-value"], prompt_id="p"
+        ),
     ):
         raise cause
     stand_in = caught.value.__cause__
     assert isinstance(stand_in, errors.ForeignError)
     assert stand_in.original_type == "RuntimeError"
-    assert "s3cr3t" not in str(stand_in)
+    assert "s3cr3t-value" not in str(stand_in)
     assert "rejected" in str(stand_in)
-    assert "s3cr3t" not in str(caught.value)
+    assert "s3cr3t-value" not in str(caught.value)
     assert caught.value.prompt_id == "p"
 
 
@@ -92,7 +94,7 @@ def test_translate_keeps_a_cause_that_holds_no_secret() -> None:
     cause = RuntimeError("connection reset")
     with (
         pytest.raises(errors.PromptLoadError) as caught,
-        errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t"]),
+        errors.translate(errors.PromptLoadError, "loading", secrets=["s3cr3t-value"]),
     ):
         raise cause
     assert caught.value.__cause__ is cause

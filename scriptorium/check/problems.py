@@ -38,6 +38,8 @@ KINDS: Mapping[str, str] = {
     "not enforcing a schema (the answer is still validated)",
     "provider_plugin": "an installed provider plugin (an entry point of scriptorium.providers) "
     "does not load; only profiles naming its provider are affected",
+    "provider_not_installed": "a profile's provider (or its cloud platform) needs a package that "
+    "is not installed; runs of it would fail until the extra named is installed",
     "insecure_endpoint": "a profile allows plain http to a host that is not loopback "
     "(allow_insecure_http): keys and prompts travel unencrypted",
     "tests_invalid": "a tests file (prompts/<id>.tests.yaml) does not load: YAML, an unknown key, "
@@ -63,6 +65,7 @@ WARNINGS = frozenset(
         "provider_plugin",
         "insecure_endpoint",
         "schema_not_enforced",
+        "provider_not_installed",
     }
 )
 

@@ -10,12 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from scriptorium._suggest import did_you_mean
+from scriptorium._version import install_hint
 from scriptorium.check.files import ProjectFiles
 from scriptorium.check.problems import Problem
 from scriptorium.check.secrets import profile_secrets
 from scriptorium.check.view import ProjectView
 from scriptorium.errors import ScriptoriumError
-from scriptorium.llm.registry import ENTRY_POINT_GROUP
+from scriptorium.llm.registry import ENTRY_POINT_GROUP, ProviderSpec, Route
 from scriptorium.profile.chain import fallback_chain
 from scriptorium.profile.model import is_insecure_endpoint, is_valid_profile_name
 
@@ -63,6 +64,20 @@ def _profile_file(files: ProjectFiles, name: str) -> Path:
     return files.profiles_dir / (name + PROFILE_SUFFIXES[0])
 
 
+def _installation_problems(
+    file: str, provider: str, spec: ProviderSpec, route: Route | None
+) -> Iterator[Problem]:
+    """What a run of this profile would miss on this machine: its provider's SDK or its route's
+    libraries, with the install line."""
+    for module, extra in spec.missing_libraries(route):
+        yield Problem(
+            file,
+            "provider_not_installed",
+            f"provider {provider!r} needs the {module!r} package, which is not installed: "
+            + install_hint(extra),
+        )
+
+
 def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterator[Problem]:
     path = _profile_file(files, name)
     file = files.shown(path)
@@ -105,10 +120,15 @@ def _check_profile(view: ProjectView, files: ProjectFiles, name: str) -> Iterato
     messages = spec.option_problems(profile.options, profile.source)
     for message in messages:
         yield Problem(file, "profile_invalid", message)
-    if not messages and profile.api_key_env:
-        refused = spec.route_for(profile.options, profile.name).no_key_env
-        if refused is not None:
-            yield Problem(file, "profile_invalid", refused)
+    route = None
+    if not messages:
+        try:
+            route = spec.route_for(profile.options, profile.name)
+        except ScriptoriumError:
+            route = None  # said by the option problems above
+    if route is not None and profile.api_key_env and route.no_key_env is not None:
+        yield Problem(file, "profile_invalid", route.no_key_env)
+    yield from _installation_problems(file, profile.provider, spec, route)
     if spec.needs_model and not profile.model:
         yield Problem(
             file, "profile_invalid", f"provider {profile.provider!r} needs a model; none set"

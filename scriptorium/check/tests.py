@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scriptorium._files import ConfinedDir, FileProblem
+from scriptorium._suggest import did_you_mean
 from scriptorium.check.files import ProjectFiles
 from scriptorium.check.pointers import value_paths, why_cannot_hold
 from scriptorium.check.problems import Problem
@@ -20,6 +21,7 @@ from scriptorium.check.view import ProjectView
 from scriptorium.errors import PromptLoadError, ScriptoriumError
 from scriptorium.evals.files import artifact_path
 from scriptorium.evals.model import SUFFIX, Case, TestsFile
+from scriptorium.evals.parse import tests_file_problems
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
 from scriptorium.usecase.prepare import validate_inputs
 
@@ -56,6 +58,10 @@ def tests_problems(
             )
         try:
             loaded = tests.get(prompt_id)
+        except PromptLoadError as err:
+            for message in tests_file_problems(err):
+                yield Problem(file, "tests_invalid", message)
+            continue
         except ScriptoriumError as err:
             yield Problem(file, "tests_invalid", err.message)
             continue
@@ -106,7 +112,10 @@ def _check_file(
 ) -> Iterator[Problem]:
     if tests.profile is not None and tests.profile not in profile_names:
         yield Problem(
-            file, "tests_profile", f"names profile {tests.profile!r}, which is not in profiles/"
+            file,
+            "tests_profile",
+            f"names profile {tests.profile!r}, which is not in profiles/"
+            + did_you_mean(tests.profile, profile_names),
         )
     schema = _output_schema(view, definition)
     for index, case in enumerate(tests.cases):
@@ -119,7 +128,8 @@ def _check_file(
             yield Problem(
                 file,
                 "tests_judge",
-                f"{where}: the judge names profile {judge.profile!r}, which is not in profiles/",
+                f"{where}: the judge names profile {judge.profile!r}, which is not in profiles/"
+                + did_you_mean(judge.profile, profile_names),
             )
 
 

@@ -17,7 +17,13 @@ from collections.abc import Callable, Sequence
 
 from scriptorium.cli.logs import logging_for
 from scriptorium.cli.output import EXIT_INTERRUPTED, EXIT_USAGE, Reporter
-from scriptorium.cli.parser import UsageError, argv_or_default, build_parser, wants_json
+from scriptorium.cli.parser import (
+    UsageError,
+    argv_or_default,
+    build_parser,
+    merge_leading_options,
+    wants_json,
+)
 from scriptorium.errors import ScriptoriumError
 
 __all__ = ["main"]
@@ -56,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reporter = Reporter(json_mode=wants_json(arguments))
     try:
         parser = build_parser()
-        args = parser.parse_args(arguments)
+        args = merge_leading_options(parser.parse_args(arguments))
         if args.command is None:
             # `scriptorium` alone: what it can do, not a usage error.
             parser.print_help(reporter.out)

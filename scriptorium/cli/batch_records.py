@@ -386,11 +386,21 @@ class Totals:
         self.output_tokens = 0
         self.cost_micro = 0
         self.gateway_cost_micro = 0
+        #: The first failed line's error (code and message, as its record holds them), and the
+        #: codes of every failed line: a batch that failed for one reason says it.
+        self.first_error: tuple[str, str] | None = None
+        self.error_codes: set[str] = set()
 
     def add(self, record: Record) -> None:
         """Count one output record."""
         kind = "failed" if "error" in record else "ok" if record.get("valid") else "invalid"
         self.counts[kind] += 1
+        error = record.get("error")
+        if isinstance(error, dict):
+            code = str(error.get("code") or "error")
+            self.error_codes.add(code)
+            if self.first_error is None:
+                self.first_error = (code, str(error.get("message") or ""))
         result = record.get("result")
         usage = result.get("usage") if isinstance(result, dict) else None
         if isinstance(usage, dict):
@@ -415,6 +425,19 @@ def _count(usage: dict[str, Any], name: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _why(totals: Totals) -> str:
+    """Why lines failed, when the records say: every line's one reason, else the first's."""
+    first = totals.first_error
+    if first is None:
+        return ""
+    code, message = first
+    shown = " ".join(message.split())[:300]
+    if len(totals.error_codes) == 1 and totals.counts["failed"] == totals.done:
+        every = "the only line" if totals.done == 1 else f"all {totals.done} lines"
+        return f" ({every} failed with {code}: {shown})"
+    return f" (the first failure: {code}: {shown})"
+
+
 def report(
     reporter: Reporter, lines: int, totals: Totals | dict[str, int], resumed: int, out: Path
 ) -> int:
@@ -427,7 +450,7 @@ def report(
         totals = counted
     counts = totals.counts
     tokens = totals.input_tokens + totals.output_tokens
-    summary = {
+    summary: dict[str, Any] = {
         "lines": lines,
         "rows": lines,
         **counts,
@@ -440,6 +463,9 @@ def report(
         "gateway_cost_micro": totals.gateway_cost_micro,
         "out": str(out),
     }
+    first = totals.first_error
+    if first is not None:
+        summary["first_error"] = {"code": first[0], "message": first[1]}
     if reporter.json_mode:
         reporter.json(summary)
     else:
@@ -458,7 +484,7 @@ def report(
         reporter.error(
             "batch_failed",
             f"{counts['failed']} of {lines} lines failed and {counts['invalid']} "
-            f"gave invalid output; see {out}",
+            f"gave invalid output{_why(totals)}; see {out}",
         )
         return 1
     return 0

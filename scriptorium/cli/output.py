@@ -26,6 +26,7 @@ __all__ = [
     "format_prepared",
     "format_summary",
     "format_token_count",
+    "plural",
 ]
 
 #: The exit status of each sentinel (anything else that fails is 1).
@@ -144,6 +145,10 @@ def format_prepared(prepared: PreparedRun) -> str:
     target = prepared.target
     version = "" if prepared.prompt_version is None else f" (version {prepared.prompt_version})"
     key = f"${target.api_key_env}" if target.api_key_env else "none"
+    if target.api_key_env and target.api_key_source == "default":
+        key += " (default: the profile names no api_key_env)"
+    elif target.api_key_env and target.api_key_source == "profile":
+        key += " (profile)"
     lines = [
         f"prompt     {prepared.prompt_id}{version}",
         f"profile    {prepared.profile}",
@@ -227,6 +232,12 @@ def format_token_count(count: TokenCount) -> str:
     if count.reason:
         how += f": {count.reason}"
     return f"tokens     {count.input_tokens} input ({how})"
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` with ``noun`` as English says it: ``1 case``, ``2 cases`` (``many`` for an
+    irregular plural: ``plural(2, "batch", "batches")``)."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
 def usd(cost_micro: int) -> str:

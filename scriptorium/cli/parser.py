@@ -11,13 +11,20 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from scriptorium._suggest import did_you_mean
 from scriptorium._version import DISTRIBUTION, installed_version
 from scriptorium.cli.mcp_options import add_mcp_parser
 from scriptorium.cli.optimize import add_optimize_parser
 from scriptorium.cli.test import add_test_parser
 from scriptorium.promptdef.arguments import guess_value, split_input
 
-__all__ = ["UsageError", "build_parser", "parse_artifact", "parse_input"]
+__all__ = [
+    "UsageError",
+    "build_parser",
+    "merge_leading_options",
+    "parse_artifact",
+    "parse_input",
+]
 
 _EPILOG = """\
 exit codes: 0 success; 1 output invalid, check problems, batch lines failed, tests failed; 2 invalid
@@ -36,6 +43,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')")
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # An unknown command gets a "did you mean"; other choices are argparse's to judge.
+        if isinstance(action, argparse._SubParsersAction) and value not in action.choices:
+            known = [str(c) for c in action.choices]
+            raise argparse.ArgumentError(
+                action,
+                f"unknown command {value!r} (commands: {', '.join(known)})"
+                + did_you_mean(str(value), known),
+            )
+        super()._check_value(action, value)
 
 
 def parse_input(text: str) -> tuple[str, Any]:
@@ -168,6 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # Before the command too (`scriptorium -v run ...`); added to the command's own count.
     _verbosity(parser, "verbose_before")
+    # --root and --json before the command too (`scriptorium --root DIR list`); the command's own
+    # win when both are given (see ``merge_leading_options``).
+    parser.add_argument("--root", dest="root_before", metavar="DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--json", dest="json_before", action="store_true", help=argparse.SUPPRESS)
     # Not required: `scriptorium` alone prints this help (main does it).
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -326,6 +348,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mcp_parser(commands, _common)
     return parser
+
+
+def merge_leading_options(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with ``--root`` and ``--json`` given before the command applied to it (the
+    command's own ``--root`` wins when it names one)."""
+    root = getattr(args, "root_before", None)
+    if root is not None and getattr(args, "root", None) in (None, "."):
+        args.root = root
+    if getattr(args, "json_before", False) and hasattr(args, "json"):
+        args.json = True
+    return args
 
 
 def wants_json(argv: Sequence[str]) -> bool:

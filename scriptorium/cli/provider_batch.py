@@ -30,7 +30,7 @@ from scriptorium.cli.batch_records import (
     result_record,
 )
 from scriptorium.cli.commands import make_engine
-from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter
+from scriptorium.cli.output import EXIT_INTERRUPTED, Reporter, plural
 from scriptorium.errors import InvalidRequestError, ScriptoriumError, translate
 
 if TYPE_CHECKING:
@@ -128,8 +128,9 @@ def cmd_provider_batch(args: argparse.Namespace, reporter: Reporter) -> int:
         # Always, terminal or not: a day-long job under nohup must not lose its id and state.
         status = job.status()
         reporter.note(
-            f"batch: {status.requests} requests for {status.rows} lines in {status.chunks} "
-            f"{provider} batches (job {job.id}, state {store.path}); waiting for results"
+            f"batch: {plural(status.requests, 'request')} for {plural(status.rows, 'line')} in "
+            f"{status.chunks} {provider} {'batch' if status.chunks == 1 else 'batches'} "
+            f"(job {job.id}, state {store.path}); waiting for results"
         )
         try:
             job.wait(args.poll_s)

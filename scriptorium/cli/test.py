@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from scriptorium.cli.output import duration, usd
+from scriptorium.cli.output import duration, plural, usd
 from scriptorium.errors import InvalidRequestError, translate
 
 if TYPE_CHECKING:
@@ -270,21 +270,30 @@ def _case_lines(case: CaseReport) -> list[str]:
     lines = [f"  {label} {case.case}  {figures}"]
     if case.status == "passed" and not case.regression:
         return lines
+    # Each failing expectation once, with how many repeats it failed in (the first repeat's
+    # details shown): ten repeats of one mistake are one mistake.
+    seen: dict[tuple[str, ...], tuple[list[str], int]] = {}
     for outcome in case.outcomes:
         for failure in outcome.failures:
-            lines.append(
-                f"        repeat {outcome.repeat}: {failure.expectation}: {failure.message}"
-            )
+            detail = [f"{failure.expectation}: {failure.message}"]
             if failure.expected is not None:
-                lines.append(f"          expected: {_shown(failure.expected)}")
+                detail.append(f"  expected: {_shown(failure.expected)}")
             if failure.seen is not None:
-                lines.append(f"          seen:     {_shown(failure.seen)}")
+                detail.append(f"  seen:     {_shown(failure.seen)}")
+            _count(seen, ("expect", failure.expectation), detail)
+        if outcome.error is not None:
+            text = f"run error: {outcome.error.code}: {_shown(outcome.error.message)}"
+            _count(seen, ("error", outcome.error.code), [text])
         judge = outcome.judge
         if judge is not None and judge.error is not None:
-            lines.append(
-                f"        repeat {outcome.repeat}: judge error ({judge.profile}): "
-                f"{judge.error.code}: {_shown(judge.error.message)}"
+            text = (
+                f"judge error ({judge.profile}): {judge.error.code}: {_shown(judge.error.message)}"
             )
+            _count(seen, ("judge", judge.profile, judge.error.code), [text])
+    total = len(case.outcomes)
+    for detail, times in seen.values():
+        lines.append(f"        {detail[0]} ({_repeats(times, total)})")
+        lines.extend(f"        {more}" for more in detail[1:])
     return lines
 
 
@@ -328,6 +337,19 @@ def _comparison_lines(comparison: VersionComparison) -> list[str]:
     return lines
 
 
+def _count(
+    seen: dict[tuple[str, ...], tuple[list[str], int]], key: tuple[str, ...], detail: list[str]
+) -> None:
+    first, times = seen.get(key, (detail, 0))
+    seen[key] = (first, times + 1)
+
+
+def _repeats(times: int, total: int) -> str:
+    if total == 1:
+        return "the only repeat"
+    return f"{times} of {total} repeats"
+
+
 def format_report(report: TestReport) -> str:
     """The report as people read it: a line per prompt and profile, a line per case, the details
     of what failed, the baseline comparison and the totals."""
@@ -340,11 +362,19 @@ def format_report(report: TestReport) -> str:
     if baseline is not None:
         where = f" {baseline.source}" if baseline.source else ""
         lines.append(
-            f"baseline{where}: {len(baseline.compared)} cases compared, "
-            f"{baseline.regressions} regressions"
+            f"baseline{where}: {plural(len(baseline.compared), 'case')} compared, "
+            f"{plural(baseline.regressions, 'regression')}"
             + (f", {len(baseline.new_cases)} new" if baseline.new_cases else "")
             + (f", {len(baseline.missing_cases)} not run" if baseline.missing_cases else "")
         )
+        if baseline.unmatched:
+            held = baseline.held
+            lines.append(
+                f"  not in the baseline: {', '.join(baseline.unmatched)} (cases match by prompt, "
+                "profile and name"
+                + (f"; the baseline holds {', '.join(held[:5])}" if held else "; it is empty")
+                + ")"
+            )
         for item in baseline.compared:
             if item.regression:
                 interval = (
@@ -364,8 +394,9 @@ def format_report(report: TestReport) -> str:
     mode = f"; cassettes: {report.cassettes}" if report.cassettes else ""
     batch = "; through provider batches" if report.provider_batch else ""
     lines.append(
-        f"total: {report.cases} cases, {report.cases_passed} passed, {report.cases_failed} "
-        f"failed, {report.cases_errored} with judge errors; {report.repeats} runs; cost "
+        f"total: {plural(report.cases, 'case')}, {report.cases_passed} passed, "
+        f"{report.cases_failed} failed, {report.cases_errored} with judge errors; "
+        f"{plural(report.repeats, 'run')}; cost "
         f"{usd(report.cost_micro)}{judges}; {report.duration_ms / 1000:.1f} s{mode}{batch}"
     )
     return "\n".join(lines)

@@ -64,6 +64,10 @@ def _label(key: tuple[str, str, str]) -> str:
     return f"{prompt} [{profile}] {case}"
 
 
+def _pairs(pairs: set[tuple[str, str]]) -> tuple[str, ...]:
+    return tuple(f"{prompt} [{profile}]" for prompt, profile in sorted(pairs))
+
+
 def compare(report: TestReport, baseline: TestReport, *, source: str | None = None) -> TestReport:
     """``report`` with every case compared against ``baseline``: regressions flagged on their
     case, the comparison attached, and ``ok`` false when any case regressed."""
@@ -98,6 +102,8 @@ def compare(report: TestReport, baseline: TestReport, *, source: str | None = No
         regressions=sum(c.regression for c in compared),
         new_cases=tuple(_label(key) for key in sorted(now - old.keys())),
         missing_cases=tuple(_label(key) for key in sorted(old.keys() - now)),
+        unmatched=_pairs({k[:2] for k in now} - {k[:2] for k in old}),
+        held=_pairs({k[:2] for k in old}) if ({k[:2] for k in now} - {k[:2] for k in old}) else (),
     )
     return build_report(
         groups,

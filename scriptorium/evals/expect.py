@@ -110,7 +110,10 @@ def check_result(expect: Expect, result: RunResult) -> list[ExpectationFailure]:
                 expectation="valid",
                 expected=expect.valid,
                 seen=validation.valid,
-                message=_validity(validation.valid, [i.message for i in validation.issues]),
+                message=_validity(
+                    validation.valid,
+                    [f"{i.path or '/'}: {i.message}" for i in validation.issues],
+                ),
             )
         )
     failures.extend(_value_failures(expect, result))

@@ -13,8 +13,9 @@ import posixpath
 from pathlib import Path
 
 from scriptorium._files import ConfinedDir, FileProblem, FileSignature
+from scriptorium._suggest import did_you_mean
 from scriptorium.artifact.model import ArtifactContent
-from scriptorium.errors import ArtifactLoadError
+from scriptorium.errors import ArtifactLoadError, PromptLoadError
 from scriptorium.evals.dataset import with_dataset
 from scriptorium.evals.model import SUFFIX, Case, TestsFile, TextArtifact
 from scriptorium.evals.parse import parse_tests
@@ -76,14 +77,22 @@ class TestFiles:
             and cached[1] == self._dataset_stamp(cached[2])
         ):
             return cached[3]
-        text, version = read_text(
-            self._dir,
-            relative,
-            prompt_id=prompt_id,
-            max_bytes=MAX_TESTS_BYTES,
-            subject=f"tests of prompt {prompt_id!r}",
-            invalid=f"tests file prompts/{relative}",
-        )
+        try:
+            text, version = read_text(
+                self._dir,
+                relative,
+                prompt_id=prompt_id,
+                max_bytes=MAX_TESTS_BYTES,
+                subject=f"tests of prompt {prompt_id!r}",
+                invalid=f"tests file prompts/{relative}",
+            )
+        except PromptLoadError as err:
+            hint = did_you_mean(prompt_id, self.list()) if err.reason == "not_found" else ""
+            if not hint:
+                raise
+            raise PromptLoadError(
+                err.message + hint, prompt_id=prompt_id, path=err.path, reason=err.reason
+            ) from err
         parsed = parse_tests(text, prompt_id=prompt_id, source=relative)
         stamp = self._dataset_stamp(parsed)
         tests = with_dataset(parsed, self.project)

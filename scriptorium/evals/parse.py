@@ -5,14 +5,22 @@ from __future__ import annotations
 
 from pydantic import ValidationError as PydanticValidationError
 
-from scriptorium._loading import FormatProblem, describe_validation_error, load_yaml
+from scriptorium._loading import (
+    FormatProblem,
+    describe_validation_error,
+    load_yaml,
+    model_keys,
+    validation_messages,
+)
 from scriptorium.errors import PromptLoadError
 from scriptorium.evals.model import TestsFile
 
-__all__ = ["parse_tests"]
+__all__ = ["TESTS_KEYS", "parse_tests", "tests_file_problems"]
 
 # Set from the file's name; a file that writes them is refused.
 _DERIVED_KEYS = ("prompt_id", "source")
+#: Every key a tests file may write, at any depth (for "did you mean").
+TESTS_KEYS = frozenset(model_keys(TestsFile) - set(_DERIVED_KEYS))
 
 
 def parse_tests(text: str, *, prompt_id: str, source: str) -> TestsFile:
@@ -43,4 +51,13 @@ def parse_tests(text: str, *, prompt_id: str, source: str) -> TestsFile:
     try:
         return TestsFile.model_validate({**data, "prompt_id": prompt_id, "source": source})
     except PydanticValidationError as err:
-        raise invalid(describe_validation_error(err)) from err
+        raise invalid(describe_validation_error(err, TESTS_KEYS)) from err
+
+
+def tests_file_problems(err: PromptLoadError) -> list[str]:
+    """Every problem of a tests file that :func:`parse_tests` refused, one message each (its
+    error says the first few): what ``check`` reports, a line per mistake."""
+    cause = err.__cause__
+    if not isinstance(cause, PydanticValidationError):
+        return [err.message]
+    return [f"tests file prompts/{err.path}: {m}" for m in validation_messages(cause, TESTS_KEYS)]

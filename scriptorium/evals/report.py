@@ -217,6 +217,11 @@ class BaselineComparison(BaseModel):
     regressions: int = Field(default=0, ge=0)
     new_cases: tuple[str, ...] = ()
     missing_cases: tuple[str, ...] = ()
+    #: Prompts and profiles this run has and the baseline does not (``prompt [profile]``): their
+    #: cases cannot be compared, whatever their names (cases match by prompt, profile and name).
+    unmatched: tuple[str, ...] = ()
+    #: The baseline's own prompts and profiles, listed when some of this run's are unmatched.
+    held: tuple[str, ...] = ()
 
 
 class TestReport(BaseModel):

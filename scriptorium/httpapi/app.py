@@ -318,7 +318,15 @@ def create_app(
                 CORSMiddleware,
                 allow_origins=list(cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["authorization", "content-type", "accept"],
+                # Every header the server reads (a request id, a W3C trace context).
+                allow_headers=[
+                    "authorization",
+                    "content-type",
+                    "accept",
+                    "x-request-id",
+                    "traceparent",
+                    "tracestate",
+                ],
                 expose_headers=["x-request-id", "retry-after"],
             ),
         )

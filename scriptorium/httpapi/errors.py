@@ -156,7 +156,7 @@ def error_body(
         retryable = bool(fields.pop("retryable", False))
         code, message = err.code, err.message
     else:
-        attrs = err.attrs()
+        attrs = err.to_dict()  # the JSON form of every field
         fields = {k: attrs[k] for k in _SAFE_FIELDS if k in attrs}
         if isinstance(fields.get("path"), str) and os.path.isabs(fields["path"]):
             # Where the server keeps its files is not the caller's business.

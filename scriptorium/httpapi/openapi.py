@@ -35,9 +35,9 @@ ERROR_STATUSES: dict[int, str] = {
     504: "llm_generate timeout: the run's time budget was spent",
 }
 
-#: A key as the server takes one: at least ``MIN_KEY_CHARS`` characters between the first and the
-#: last that are not blank (a blank key is no key).
-_KEY_PATTERN = r"^\s*\S[\s\S]{6,}\S\s*$"
+#: A key as the server takes one: anything that is not blank (a blank key is no key), however
+#: short (local servers document ``EMPTY`` and ``none``).
+_KEY_PATTERN = r"\S"
 _BLANK = {"type": "string", "pattern": r"^\s*$"}
 
 _RUN_ERRORS = (400, 401, 404, 413, 422, 500, 502, 503, 504)
@@ -165,8 +165,24 @@ def _schemas(*, client_keys: bool, artifact_refs: bool, repairs: bool) -> dict[s
     if "ArtifactContent" in components:
         # The model validates its JSON forms in a hook its generated schema cannot show.
         components["ArtifactContent"] = _ARTIFACT_CONTENT
+    _drop_structured_defaults(components)
     components["_names"] = names  # removed by build_openapi
     return components
+
+
+def _drop_structured_defaults(schema: Any) -> None:
+    """Remove every ``default`` that is an object or an array: client generators
+    (openapi-python-client among them) cannot build one and leave the operation out. What a
+    field holds when left out is said by its model's description, and the server fills it in."""
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("default"), dict | list):
+                del item["default"]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 #: What the server decodes as base64 (strictly: the alphabet, and whole groups of four, padded

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
 
-from scriptorium.errors import LLMGenerateError, ScriptoriumError
+from scriptorium.errors import SECRET_MIN_CHARS, LLMGenerateError, ScriptoriumError
 from scriptorium.kernel.protocol import Emitter, describe_error, error_object, read_init
 from scriptorium.kernel.signals import Stop, install
 
@@ -297,7 +297,7 @@ def _secret_values(env: Mapping[str, str]) -> list[str]:
     return [
         value
         for name, value in env.items()
-        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= 8
+        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= SECRET_MIN_CHARS
     ]
 
 

@@ -29,7 +29,7 @@ from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
 from scriptorium.llm.secrets import scrub_response
-from scriptorium.profile.model import ExecutionSettings
+from scriptorium.profile.model import ExecutionSettings, endpoint_origin
 from scriptorium.prompt.model import Message
 
 __all__ = [
@@ -164,6 +164,7 @@ class SDKCall(Generic[R]):
             "provider": self.provider,
             "model": self.model,
             "secrets": self.secrets,
+            "endpoint": endpoint_origin(self.base_url),
         }
 
     def send(self, client: Any, timeout_s: float) -> R:

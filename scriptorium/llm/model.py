@@ -14,7 +14,6 @@ from scriptorium.profile.model import ExecutionSettings, variable_name_problem
 from scriptorium.prompt.model import CachePoint, Message
 
 __all__ = [
-    "MIN_KEY_CHARS",
     "APIKey",
     "Failure",
     "LLMRequest",
@@ -29,7 +28,6 @@ __all__ = [
     "Usage",
     "given_key",
     "is_none",
-    "is_short_key",
     "key_from_env",
 ]
 
@@ -95,30 +93,22 @@ def _unwrap_secret(value: Any) -> Any:
 #: The field type of every key: accepts ``str`` or any ``SecretStr``, keeps a :class:`RedactedSecretStr`.
 APIKey = Annotated[RedactedSecretStr, BeforeValidator(_unwrap_secret)]
 
-#: The fewest characters a key may have. Nothing shorter is a real provider key, and a value of a
-#: few characters would make every redaction of it meaningless (a one-character "key" scrubbed from
-#: a message takes every occurrence of that character with it).
-MIN_KEY_CHARS = 8
-
 
 def given_key(value: SecretStr | str | None) -> str | None:
     """The key ``value`` gives: None when it is absent, empty or blank. A blank key is no key,
     wherever it comes from (a request, a variable, a supervisor's environment), so no caller can
-    tell "no key" and "an empty key" apart and fall back to another key by accident."""
+    tell "no key" and "an empty key" apart and fall back to another key by accident. Any other
+    value is a key as given, however short: local servers document ``EMPTY``, ``none`` or
+    ``ollama`` as the key they take."""
     text = value.get_secret_value() if isinstance(value, SecretStr) else value
     if text is None or not text.strip():
         return None
     return text
 
 
-def is_short_key(key: str) -> bool:
-    """Whether ``key`` (a given key, see :func:`given_key`) is too short to be one."""
-    return len(key.strip()) < MIN_KEY_CHARS
-
-
 def key_from_env(env: Mapping[str, str], name: str, *, reader: str, **fields: Any) -> str:
     """The key in variable ``name`` of ``env``. ``APIKeyEnvMissingError`` (``env_var`` set,
-    ``fields`` added, the value never shown) when it is unset, blank, or too short to be a key;
+    ``fields`` added, the value never shown) when it is unset or blank;
     ``reader`` says who reads it, for the message (``profile 'p'``)."""
     if variable_name_problem("the variable", name) is not None:
         # Not a variable's name (a pasted key, most likely): never shown, never looked up.
@@ -128,14 +118,10 @@ def key_from_env(env: Mapping[str, str], name: str, *, reader: str, **fields: An
             **fields,
         )
     value = given_key(env.get(name))
-    if value is None:
-        problem = "is unset or empty"
-    elif is_short_key(value):
-        problem = f"holds no usable key (its value is shorter than {MIN_KEY_CHARS} characters)"
-    else:
+    if value is not None:
         return value
     raise APIKeyEnvMissingError(
-        f"environment variable {name} {problem} ({reader} reads its key from it)",
+        f"environment variable {name} is unset or empty ({reader} reads its key from it)",
         env_var=name,
         **fields,
     )
@@ -159,6 +145,10 @@ class Target(BaseModel):
     platform: str | None = None
     #: The platform's region, where it has one.
     region: str | None = None
+    #: Why the key came from ``api_key_env``: the profile named it (``profile``), or it is the
+    #: provider's conventional variable, read because the profile names none (``default``).
+    #: None: no variable was read (a key given with the request, or none sent).
+    api_key_source: Literal["profile", "default"] | None = Field(default=None, exclude_if=is_none)
 
     def hash_form(self) -> dict[str, Any]:
         """The target as it counts for ``request_hash``: which provider and model answer. Neither

@@ -23,6 +23,7 @@ entry points with the same name are a clash: neither is used, and the problem na
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import threading
 import time
@@ -53,6 +54,7 @@ __all__ = [
     "Route",
     "WireView",
     "default_registry",
+    "module_installed",
     "provider_needs_key",
 ]
 
@@ -105,7 +107,12 @@ class Route:
     names no endpoint (each platform has its own, or none). ``no_key_env``: why a profile on this
     route may name no ``api_key_env`` (None: it may), said by ``check`` and refused at prepare.
     ``secret_env``: the variables holding credentials the route's SDK signs with (Bedrock's AWS
-    secret key and session token), scrubbed from answers and errors like a key."""
+    secret key and session token), scrubbed from answers and errors like a key.
+    ``key_envs``: the provider's conventional key variables, read in order (as its SDK would)
+    when a profile names no ``api_key_env``. ``endpoint_names_key``: a profile's own endpoint is
+    another server (an OpenAI-compatible one): the conventional variables are not read for it,
+    the profile names its variable, or on a loopback or private address sends no key (local
+    servers take none); a profile's endpoint given by the base-URL variable is not its own."""
 
     platform: str | None = None
     region: str | None = None
@@ -114,6 +121,11 @@ class Route:
     base_url_env: str | None = None
     no_key_env: str | None = None
     secret_env: tuple[str, ...] = ()
+    key_envs: tuple[str, ...] = ()
+    endpoint_names_key: bool = False
+    #: What this route needs installed beyond the provider's SDK: ``(import name, extra)``
+    #: pairs (Bedrock's ``boto3``), for ``check``'s install hints.
+    libraries: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -206,7 +218,18 @@ class ProviderSpec:
         ``InvalidRequestError`` naming the option when the options cannot be used."""
         if self.route is not None:
             return self.route(options, profile)
-        return Route(needs_key=self.needs_key, base_url_env=self.base_url_env)
+        return Route(
+            needs_key=self.needs_key,
+            base_url_env=self.base_url_env,
+            key_envs=(self.key_env,) if self.key_env else (),
+        )
+
+    def missing_libraries(self, route: Route | None = None) -> list[tuple[str, str]]:
+        """``(import name, extra)`` of what a profile of this provider (on ``route``) needs and
+        is not installed: its SDK, and the route's own libraries. Looked up, never imported."""
+        needed = [] if self.sdk_module is None else [(self.sdk_module, self.extra or self.name)]
+        needed += [] if route is None else list(route.libraries)
+        return [(module, extra) for module, extra in needed if not module_installed(module)]
 
     def needs_key_for(self, options: Mapping[str, Any]) -> bool:
         """Whether a profile with ``options`` needs a key: the one question every caller asks
@@ -527,6 +550,14 @@ def _distribution(point: Any) -> str:
 
 _default: Registry | None = None
 _default_lock = threading.Lock()
+
+
+def module_installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent missing, a blocked or half-imported module
+        return False
 
 
 def default_registry() -> Registry:

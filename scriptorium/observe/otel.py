@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scriptorium.errors import InvalidRequestError
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import Span, TracerProvider
 
-    from scriptorium.llm.model import LLMRequest, LLMResponse
+    from scriptorium.llm.model import LLMRequest, LLMResponse, Target
     from scriptorium.llm.retry import RetryInfo
     from scriptorium.observe.observer import GenerationKind
     from scriptorium.usecase.model import PreparedRun, RunResult
@@ -52,12 +53,14 @@ def _error_type(error: BaseException) -> str:
 def _exception_event(span: Span, error: BaseException) -> None:
     """An ``exception`` event with the class and code only (``record_exception`` would add the
     message and a traceback, which may quote a server's error body)."""
+    from opentelemetry.semconv.attributes import error_attributes, exception_attributes
+
     cls = type(error)
     span.add_event(
         "exception",
         {
-            "exception.type": f"{cls.__module__}.{cls.__qualname__}",
-            "error.type": _error_type(error),
+            exception_attributes.EXCEPTION_TYPE: f"{cls.__module__}.{cls.__qualname__}",
+            error_attributes.ERROR_TYPE: _error_type(error),
         },
     )
 
@@ -89,6 +92,96 @@ def _input_messages(request: LLMRequest) -> str:
     )
 
 
+class _Names:
+    """The attribute names and values of the OpenTelemetry semantic conventions this observer
+    writes, read from the ``opentelemetry-semantic-conventions`` package (the version the ``otel``
+    extra pins), never typed by hand: the GenAI conventions are incubating and move."""
+
+    def __init__(self) -> None:
+        from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as gen_ai
+        from opentelemetry.semconv.attributes import error_attributes, server_attributes
+
+        self.gen_ai = gen_ai
+        self.operation = gen_ai.GEN_AI_OPERATION_NAME
+        self.chat = gen_ai.GenAiOperationNameValues.CHAT.value
+        self.provider = gen_ai.GEN_AI_PROVIDER_NAME
+        self.request_model = gen_ai.GEN_AI_REQUEST_MODEL
+        self.response_model = gen_ai.GEN_AI_RESPONSE_MODEL
+        self.output_type = gen_ai.GEN_AI_OUTPUT_TYPE
+        self.token_type = gen_ai.GEN_AI_TOKEN_TYPE
+        self.input_messages = gen_ai.GEN_AI_INPUT_MESSAGES
+        self.output_messages = gen_ai.GEN_AI_OUTPUT_MESSAGES
+        self.system_instructions = gen_ai.GEN_AI_SYSTEM_INSTRUCTIONS
+        self.server_address = server_attributes.SERVER_ADDRESS
+        self.server_port = server_attributes.SERVER_PORT
+        self.error_type = error_attributes.ERROR_TYPE
+        #: Request settings as sent, by the setting's name.
+        self.request = {
+            "max_tokens": gen_ai.GEN_AI_REQUEST_MAX_TOKENS,
+            "temperature": gen_ai.GEN_AI_REQUEST_TEMPERATURE,
+            "top_p": gen_ai.GEN_AI_REQUEST_TOP_P,
+            "top_k": gen_ai.GEN_AI_REQUEST_TOP_K,
+            "stop_sequences": gen_ai.GEN_AI_REQUEST_STOP_SEQUENCES,
+        }
+        #: Usage counts by ``Usage`` field.
+        self.usage = {
+            "input_tokens": gen_ai.GEN_AI_USAGE_INPUT_TOKENS,
+            "output_tokens": gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS,
+            "cache_read_input_tokens": gen_ai.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+            "cache_creation_input_tokens": gen_ai.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+        }
+        self.reasoning_tokens = gen_ai.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS
+        self.response_id = gen_ai.GEN_AI_RESPONSE_ID
+        self.finish_reasons = gen_ai.GEN_AI_RESPONSE_FINISH_REASONS
+        names = gen_ai.GenAiProviderNameValues
+        #: The conventions' provider name by (provider, platform): the route a call takes.
+        self.providers: dict[tuple[str, str | None], str] = {
+            ("anthropic", None): names.ANTHROPIC.value,
+            ("anthropic", "bedrock"): names.AWS_BEDROCK.value,
+            ("anthropic", "vertex"): names.GCP_VERTEX_AI.value,
+            ("openai", None): names.OPENAI.value,
+            ("openai", "azure"): names.AZURE_AI_OPENAI.value,
+            ("gemini", None): names.GCP_GEMINI.value,
+            ("gemini", "vertex"): names.GCP_VERTEX_AI.value,
+        }
+        outputs = gen_ai.GenAiOutputTypeValues
+        self.text = outputs.TEXT.value
+        self.json = outputs.JSON.value
+
+    def provider_name(self, target: Target) -> str:
+        """The conventions' name of the provider serving ``target`` (a provider they do not
+        name, such as ``fake`` or a plugin's, as it is called here)."""
+        return self.providers.get((target.provider, target.platform), target.provider)
+
+
+#: Where each route's API is when a profile names no endpoint, for ``server.address``/``port``.
+_DEFAULT_HOSTS: dict[tuple[str, str | None], str] = {
+    ("anthropic", None): "api.anthropic.com",
+    ("openai", None): "api.openai.com",
+    ("gemini", None): "generativelanguage.googleapis.com",
+}
+
+
+def _server(target: Target) -> tuple[str, int] | None:
+    """``(server.address, server.port)`` of where ``target``'s calls go."""
+    if target.endpoint:
+        parts = urlsplit(target.endpoint)
+        if not parts.hostname:
+            return None
+        try:
+            port = parts.port
+        except ValueError:
+            return None
+        return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+    if target.platform == "bedrock" and target.region:
+        return f"bedrock-runtime.{target.region}.amazonaws.com", 443
+    if target.platform == "vertex" and target.region:
+        host = "aiplatform.googleapis.com"
+        return (host if target.region == "global" else f"{target.region}-{host}"), 443
+    known = _DEFAULT_HOSTS.get((target.provider, target.platform))
+    return None if known is None else (known, 443)
+
+
 class OTelObserver:
     """Emits OpenTelemetry spans and metrics for runs; give it to ``Engine(observer=...)``.
 
@@ -107,11 +200,15 @@ class OTelObserver:
     ) -> None:
         try:
             from opentelemetry import metrics, trace
+
+            names = _Names()
         except ImportError as err:
             from scriptorium._version import install_hint
 
             raise InvalidRequestError(
-                f"OTelObserver needs opentelemetry-api: {install_hint('otel')}", field="observer"
+                "OTelObserver needs opentelemetry-api and opentelemetry-semantic-conventions: "
+                + install_hint("otel"),
+                field="observer",
             ) from err
         from scriptorium._version import __version__
 
@@ -121,17 +218,20 @@ class OTelObserver:
                 _CAPTURE_VALUES
             )
         self.capture_content = capture_content
+        self._names = names
         self._trace = trace
         self._tracer = trace.get_tracer(_SCOPE_NAME, __version__, tracer_provider=tracer_provider)
         meter = metrics.get_meter(_SCOPE_NAME, __version__, meter_provider=meter_provider)
+        from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
+
         self._tokens = meter.create_histogram(
-            "gen_ai.client.token.usage",
+            gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE,
             unit="{token}",
             description="Number of input and output tokens used",
             explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
         )
         self._duration = meter.create_histogram(
-            "gen_ai.client.operation.duration",
+            gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION,
             unit="s",
             description="GenAI operation duration",
             explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
@@ -158,12 +258,13 @@ class _RunSpan:
         self._context = trace.set_span_in_context(self._span)
 
     def prepared(self, prepared: PreparedRun) -> None:
+        names = self._owner._names
         self._span.set_attributes(
             {
                 "scriptorium.request_hash": prepared.request_hash,
                 "scriptorium.profile": prepared.profile,
-                "gen_ai.provider.name": prepared.target.provider,
-                "gen_ai.request.model": prepared.target.model,
+                names.provider: names.provider_name(prepared.target),
+                names.request_model: prepared.target.model,
             }
         )
 
@@ -184,18 +285,19 @@ class _RunSpan:
             if result.fallbacks:
                 # The run fell back: the profile and request that answered, and how many left.
                 prepared = result.prepared
+                names = self._owner._names
                 span.set_attributes(
                     {
                         "scriptorium.fallbacks": len(result.fallbacks),
                         "scriptorium.request_hash": prepared.request_hash,
                         "scriptorium.profile": prepared.profile,
-                        "gen_ai.provider.name": prepared.target.provider,
-                        "gen_ai.request.model": prepared.target.model,
+                        names.provider: names.provider_name(prepared.target),
+                        names.request_model: prepared.target.model,
                     }
                 )
         if error is not None:
             kind = _error_type(error)
-            span.set_attribute("error.type", kind)
+            span.set_attribute(self._owner._names.error_type, kind)
             _exception_event(span, error)
             span.set_status(self._owner._trace.Status(self._owner._trace.StatusCode.ERROR, kind))
         span.end()
@@ -209,25 +311,33 @@ class _ChatSpan:
         self, owner: OTelObserver, parent: Any, kind: GenerationKind, request: LLMRequest
     ) -> None:
         trace = owner._trace
+        names = owner._names
         target = request.target
         self._owner = owner
         self._started = time.perf_counter()
         self._common: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": target.provider,
-            "gen_ai.request.model": target.model,
+            names.operation: names.chat,
+            names.provider: names.provider_name(target),
+            names.request_model: target.model,
         }
-        attributes: dict[str, Any] = {
-            **self._common,
-            "gen_ai.request.max_tokens": request.settings.max_tokens,
-            "scriptorium.generation.kind": kind,
-        }
+        server = _server(target)
+        if server is not None:
+            self._common[names.server_address], self._common[names.server_port] = server
+        settings = request.settings
+        attributes: dict[str, Any] = {**self._common, "scriptorium.generation.kind": kind}
+        for setting, name in names.request.items():
+            value = getattr(settings, setting, None)
+            if value is not None and value != ():
+                attributes[name] = list(value) if isinstance(value, tuple | list) else value
+        attributes[names.output_type] = (
+            names.text if request.structured_output is None else names.json
+        )
         if owner.capture_content:
             if request.system:
-                attributes["gen_ai.system_instructions"] = json.dumps(
+                attributes[names.system_instructions] = json.dumps(
                     [{"type": "text", "content": request.system}], ensure_ascii=False
                 )
-            attributes["gen_ai.input.messages"] = _input_messages(request)
+            attributes[names.input_messages] = _input_messages(request)
         # A batch answer was generated earlier, in the provider's batch: nothing is called now,
         # so its span is not a client call and its duration is not a client call's.
         self._timed = kind != "batch"
@@ -251,6 +361,7 @@ class _ChatSpan:
 
     def end(self, response: LLMResponse | None, error: BaseException | None) -> None:
         span = self._span
+        names = self._owner._names
         metric_attributes = dict(self._common)
         if response is not None:
             usage = response.usage
@@ -258,24 +369,21 @@ class _ChatSpan:
                 "request_id"
             )
             attributes: dict[str, Any] = {
-                "gen_ai.response.model": response.model or self._common["gen_ai.request.model"],
-                "gen_ai.response.finish_reasons": (response.finish_reason,),
-                "gen_ai.usage.input_tokens": usage.input_tokens,
-                "gen_ai.usage.output_tokens": usage.output_tokens,
-                "gen_ai.usage.cache_read.input_tokens": usage.cache_read_input_tokens,
-                "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
+                names.response_model: response.model or self._common[names.request_model],
+                names.finish_reasons: (response.finish_reason,),
+                **{name: getattr(usage, field) for field, name in names.usage.items()},
                 "scriptorium.cost_micro": usage.cost_micro,
                 "scriptorium.llm_calls": response.attempts,
             }
             if isinstance(response_id, str) and response_id:
-                attributes["gen_ai.response.id"] = response_id
+                attributes[names.response_id] = response_id
             if usage.reasoning_tokens:  # known only where the provider reports it
-                attributes["gen_ai.usage.reasoning_tokens"] = usage.reasoning_tokens
+                attributes[names.reasoning_tokens] = usage.reasoning_tokens
             if self._owner.capture_content:
                 parts = [{"type": "text", "content": response.text}]
                 if response.reasoning is not None:
                     parts.insert(0, {"type": "reasoning", "content": response.reasoning})
-                attributes["gen_ai.output.messages"] = json.dumps(
+                attributes[names.output_messages] = json.dumps(
                     [
                         {
                             "role": "assistant",
@@ -286,18 +394,18 @@ class _ChatSpan:
                     ensure_ascii=False,
                 )
             span.set_attributes(attributes)
-            metric_attributes["gen_ai.response.model"] = attributes["gen_ai.response.model"]
+            metric_attributes[names.response_model] = attributes[names.response_model]
             for token_type, count in (
                 ("input", usage.input_tokens),
                 ("output", usage.output_tokens),
             ):
                 self._owner._tokens.record(
-                    count, {**metric_attributes, "gen_ai.token.type": token_type}
+                    count, {**metric_attributes, names.token_type: token_type}
                 )
         if error is not None:
             kind = _error_type(error)
-            metric_attributes["error.type"] = kind
-            span.set_attribute("error.type", kind)
+            metric_attributes[names.error_type] = kind
+            span.set_attribute(names.error_type, kind)
             reason = getattr(error, "reason", None)
             if isinstance(reason, str):
                 span.set_attribute("scriptorium.error.reason", reason)

@@ -24,7 +24,9 @@ __all__ = [
     "Reasoning",
     "ReasoningLevel",
     "SettingsPatch",
+    "endpoint_origin",
     "is_insecure_endpoint",
+    "is_private_endpoint",
     "is_valid_profile_name",
     "looks_like_secret",
     "redact_secret_shapes",
@@ -96,6 +98,37 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def endpoint_origin(url: str) -> str:
+    """Where ``url`` goes, safe to show: scheme, host and port (the scheme's default when none
+    is given); never a path, query, fragment or user info (where keys may hide)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or {"https": 443, "http": 80}.get(parts.scheme)
+    return f"{parts.scheme}://{host}" + (f":{port}" if port else "")
+
+
+def is_private_endpoint(url: str) -> bool:
+    """Whether ``url``'s host is this machine or a private network (a loopback name or address,
+    an RFC 1918 / unique-local / link-local address, or a ``.local``/``.internal``/``.lan``
+    name): where a local model server may take no key. No name is resolved."""
+    host = (urlsplit(url).hostname or "").lower()
+    if not host:
+        return False
+    if _is_loopback(host) or host.endswith((".local", ".internal", ".lan", ".home.arpa")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_private or address.is_link_local
 
 
 def validate_endpoint(url: str, *, allow_insecure_http: bool = False) -> str:

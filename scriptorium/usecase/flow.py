@@ -381,8 +381,8 @@ class RunFlow:
         """``error``, carrying the profiles left before it and the whole run's usage."""
         if self._fallbacks:
             attempts = tuple(g.record() for g in self._generations)
-            error.fallbacks = [f.model_dump(mode="json") for f in self._fallbacks]
-            error.usage = self._usage(attempts, error.attempts or 0).model_dump(mode="json")
+            error.fallbacks = tuple(self._fallbacks)
+            error.usage = self._usage(attempts, error.attempts or 0)
         return error
 
     def _judged(self, kind: Literal["initial", "repair"], response: LLMResponse) -> None:

@@ -153,13 +153,15 @@ class Planner:
         settings, sources, target = self._effective(profile, request, spec)
         target = steps.resolve_endpoint(target, profile, spec, env, prompt_id=prompt_id)
         route = None if spec is None else spec.route_for(profile.options, profile.name)
-        key = steps.credential(
+        found = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),
             env,
             route,
+            target=target,
             prompt_id=prompt_id,
         )
+        key, target = found.key, found.shown_on(target)
         loaded = steps.load_output_schema(definition, self._validator)
         contract, structured = self._contract(definition, loaded, request.overrides.repair_attempts)
         definition_hash = self._definition_hash(definition, loaded)
@@ -201,7 +203,10 @@ class Planner:
                 limits = spec.media_limits(target.endpoint, profile.options, profile.name)
                 check_media(llm_request, limits, prompt_id=prompt_id, profile=profile.name)
             # What the provider's adapter sends: prepare shows that, not the request before it.
-            view = spec.wire_view(llm_request)
+            try:
+                view = spec.wire_view(llm_request)
+            except InvalidRequestError as err:
+                raise _with_source(err, sources, profile.name, prompt_id) from err
         if view.strategy is not None and view.strategy != contract.strategy:
             # Shown as the adapter will send it: `auto` resolved to what the model supports.
             contract = self._shown.get(
@@ -292,6 +297,34 @@ def _contract(
 
 def _resolved(contract: OutputContract, strategy: str) -> OutputContract:
     return contract.model_copy(update={"strategy": strategy})
+
+
+def _with_source(
+    err: InvalidRequestError,
+    sources: Mapping[str, SettingSource],
+    profile: str,
+    prompt_id: str,
+) -> InvalidRequestError:
+    """``err`` (a provider refusing the settings, such as a temperature a reasoning model does not
+    take) saying where the setting it names came from: the profile, an override or the default,
+    so the user knows which file or flag to change."""
+    field = err.field or ""
+    name = field.removeprefix("settings.")
+    source = sources.get(name) if field.startswith("settings.") else None
+    if source is None:
+        return err
+    where = {
+        "profile": f"settings.{name} comes from profile {profile!r}",
+        "override": f"settings.{name} comes from this request's overrides",
+        "default": f"settings.{name} is the default",
+    }[source]
+    return InvalidRequestError(
+        f"{err.message} ({where})",
+        field=field,
+        profile=err.profile or profile,
+        prompt_id=err.prompt_id or prompt_id,
+        path=err.path,
+    )
 
 
 def _pricing(profile: Profile) -> dict[str, float] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from scriptorium._suggest import did_you_mean
@@ -27,12 +28,10 @@ from scriptorium.errors import (
 )
 from scriptorium.hashing import canonical_json, hash_json
 from scriptorium.llm.model import (
-    MIN_KEY_CHARS,
     CacheDirectives,
     StructuredOutput,
     Target,
     given_key,
-    is_short_key,
     key_from_env,
 )
 from scriptorium.llm.registry import ProviderSpec, Registry, Route, provider_needs_key
@@ -40,6 +39,7 @@ from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
     Profile,
+    is_private_endpoint,
     redact_secret_shapes,
     validate_endpoint,
 )
@@ -51,6 +51,7 @@ from scriptorium.validate.validator import Validator
 
 __all__ = [
     "OFFLOAD_BYTES",
+    "Credential",
     "check_declared_inputs",
     "check_prompt_id",
     "credential",
@@ -249,28 +250,52 @@ def heavy_to_prepare(request: RunRequest) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Credential:
+    """What the credential step found: the key (None: none is sent), and the variable it was
+    read from with why that one (``profile``: the profile names it; ``default``: the provider's
+    conventional variable, the profile naming none)."""
+
+    key: str | None
+    env_var: str | None = None
+    source: Literal["profile", "default"] | None = None
+
+    def shown_on(self, target: Target) -> Target:
+        """``target`` saying which variable gave the key, and why (what ``prepare`` shows)."""
+        if self.env_var is None:
+            return target
+        return target.model_copy(
+            update={"api_key_env": self.env_var, "api_key_source": self.source}
+        )
+
+
 def credential(
     profile: Profile,
     api_key: str | None,
     env: Mapping[str, str],
     route: Route | None,
     *,
+    target: Target | None = None,
     prompt_id: str | None = None,
-) -> str | None:
-    """Step 4b: a direct key wins; else the profile's variable must be set and non-empty; else
-    the variable its options name for an access token (``route.token_env``, a cloud platform's),
-    read the same way.
+) -> Credential:
+    """Step 4b: which key a run sends. A direct key wins; else the variable the profile names
+    (``APIKeyEnvMissingError`` when it is unset or blank); else the variable its options name for
+    an access token (``route.token_env``, a cloud platform's); else the provider's conventional
+    variables (``route.key_envs``, the ones its SDK reads). On a route whose profile's own
+    ``endpoint`` is another server (``route.endpoint_names_key``: OpenAI's, whose compatible
+    servers are many) those are not read: the profile names its variable or sends no key, which
+    a loopback or private endpoint may (a local server); elsewhere a route that needs a key
+    raises ``APIKeyRequiredError`` naming what was looked for.
 
     The one place a key enters a run, whatever brought it (a request, the HTTP API, a kernel, a
     batch line, ``verify``): an empty or blank key is no key (a blank direct key falls back to the
-    variable, exactly as no key does), and a key shorter than ``MIN_KEY_CHARS`` is refused as a
-    key (``InvalidRequestError`` for a direct key, ``APIKeyEnvMissingError`` for a variable),
-    never quoted. Whether a key is needed is the profile's ``route`` (its provider's spec for its
-    options), whatever client will be used; None is a provider no spec describes (an injected
-    client serves it), whose ``api_key_env`` is read as named. Where the route needs no key (a
-    replay that is not recording, the ``fake`` provider), ``api_key_env`` is read when the
-    variable is set and passed over when it is not: a replay profile that names its recording
-    key still replays in CI without it.
+    variable, exactly as no key does); any other value is a key as given, however short (local
+    servers document ``EMPTY``, ``none``, ``ollama``). Whether a key is needed is the profile's
+    ``route``; None is a provider no spec describes (an injected client serves it), whose
+    ``api_key_env`` is read as named. Where the route needs no key (a replay that is not
+    recording, the ``fake`` provider), ``api_key_env`` is read when the variable is set and
+    passed over when it is not: a replay profile that names its recording key still replays in
+    CI without it.
     """
     if route is not None and route.no_key_env and profile.api_key_env:
         raise InvalidRequestError(
@@ -281,41 +306,51 @@ def credential(
         )
     direct = given_key(api_key)
     if direct is not None:
-        if is_short_key(direct):
-            raise InvalidRequestError(
-                f"api_key is too short to be an API key (fewer than {MIN_KEY_CHARS} characters)",
-                field="api_key",
-                prompt_id=prompt_id,
-            )
-        return direct
-    needs_key = route is not None and route.needs_key
+        return Credential(direct)
+    fields = {"profile": profile.name, "prompt_id": prompt_id}
     optional = route is not None and not route.needs_key
     variable = profile.api_key_env
     if variable and not (optional and given_key(env.get(variable)) is None):
-        return key_from_env(
-            env,
-            variable,
-            reader=f"profile {profile.name!r}",
-            profile=profile.name,
-            prompt_id=prompt_id,
-        )
+        reader = f"profile {profile.name!r}"
+        return Credential(key_from_env(env, variable, reader=reader, **fields), variable, "profile")
     if route is not None and route.token_env:
-        return key_from_env(
-            env,
-            route.token_env,
-            reader=f"profile {profile.name!r} (its options)",
-            profile=profile.name,
-            prompt_id=prompt_id,
+        reader = f"profile {profile.name!r} (its options)"
+        return Credential(key_from_env(env, route.token_env, reader=reader, **fields))
+    if route is None or variable:
+        return Credential(None)
+    own_endpoint = (
+        route.endpoint_names_key
+        and target is not None
+        and target.endpoint_source in ("profile", "override")
+    )
+    looked: tuple[str, ...] = () if own_endpoint else route.key_envs
+    for name in looked:
+        key = given_key(env.get(name))
+        if key is not None:
+            return Credential(key, name, "default")
+    if not route.needs_key:
+        return Credential(None)
+    endpoint = None if target is None else target.endpoint
+    if own_endpoint and is_private_endpoint(endpoint or ""):
+        return Credential(None)
+    if looked:
+        message = (
+            f"provider {profile.provider!r} needs an API key: profile {profile.name!r} names no "
+            f"api_key_env and {' / '.join(looked)} is unset or empty (set it, name api_key_env, "
+            "or pass api_key)"
         )
-    if needs_key:
-        raise APIKeyRequiredError(
-            f"provider {profile.provider!r} needs an API key: set api_key_env in profile "
-            f"{profile.name!r} or pass api_key",
-            provider=profile.provider,
-            profile=profile.name,
-            prompt_id=prompt_id,
+    else:
+        where = "its endpoint" if own_endpoint else "it"
+        message = (
+            f"provider {profile.provider!r} needs an API key: profile {profile.name!r} names no "
+            f"api_key_env for {where} (name the variable holding the key, or pass api_key)"
         )
-    return None
+    raise APIKeyRequiredError(
+        message,
+        provider=profile.provider,
+        env_var=looked[0] if looked else None,
+        **fields,
+    )
 
 
 def load_output_schema(definition: PromptDefinition, validator: Validator) -> LoadedSchema | None:

@@ -7,9 +7,9 @@ text, so every pattern a schema holds (``pattern``, the keys of ``patternPropert
 
 1. with RE2 (extra ``re2``: ``google-re2``), linear in the text, when the pattern is one RE2 takes
    (``\\uXXXX`` escapes are translated; lookarounds and backreferences are not RE2);
-2. else with ``re`` when the pattern cannot backtrack badly: at most one repetition that is not
-   fixed-count, none inside another, and little choice among bounded ones
-   (:func:`backtracking_safe`);
+2. else with ``re`` when the pattern cannot backtrack exponentially: no repetition of a body
+   that can take one text in several ways (:func:`backtracking_safe`); ordinary patterns such as
+   ``^\\S+@\\S+$`` or ``^[A-Z]+-[0-9]+$`` need no extra;
 3. else not at all: the schema is refused when it is loaded (``ValidationError`` saying why), the
    one verdict that cannot hang.
 
@@ -43,8 +43,6 @@ _Matcher = Callable[[str], Any]
 _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
 # Lookarounds and backreferences: no linear-time engine matches them, so no reasoning here either.
 _OPAQUE = ("ASSERT", "ASSERT_NOT", "GROUPREF", "GROUPREF_EXISTS", "ATOMIC_GROUP")
-#: The most combined choice bounded repetitions may offer a backtracking engine.
-_MAX_BOUNDED_CHOICE = 1000
 _UNICODE_ESCAPE = re.compile(r"\\(\\)|\\u([0-9A-Fa-f]{4})")
 
 
@@ -87,50 +85,219 @@ def _re2_matcher(pattern: str) -> _Matcher | None:
     return search
 
 
-def _walk(items: Any, inside_repeat: bool) -> Iterator[tuple[str, Any, bool]]:
-    """Every (opcode name, argument, whether inside a repetition) of a parsed pattern."""
+# --- what can make ``re`` backtrack exponentially -------------------------------------------------
+#
+# A backtracking engine blows up when one piece of text can be matched in exponentially many ways:
+# a repetition whose body can itself take the same text in more than one way (``(a+)+``,
+# ``(\w+\s?)*``, ``(a|ab)*``). Everything else (``^\S+@\S+$``, ``"label"\s*:\s*"positive"``,
+# ``^[A-Z]+-[0-9]+$``) is at worst polynomial and accepted. Characters are compared on a sample
+# alphabet (ASCII and a few others): enough to tell ``[a-z]`` from ``\.``, and when in doubt a
+# class counts as overlapping, so the judgement errs on the refusing side.
+
+_SAMPLE = frozenset(chr(c) for c in range(128)) | frozenset(
+    "\u00e9\u00a0\u0660\u2003\u4e2d\U0001f600"
+)
+_CATEGORY_TEXT = {
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_WORD": r"\W",
+}
+_SINGLE = ("LITERAL", "NOT_LITERAL", "ANY", "IN")
+
+
+@functools.cache
+def _category(name: str) -> frozenset[str]:
+    text = _CATEGORY_TEXT.get(name)
+    if text is None:
+        return _SAMPLE
+    return frozenset(c for c in _SAMPLE if re.fullmatch(text, c))
+
+
+def _single_chars(name: str, arg: Any) -> frozenset[str]:
+    """The sample characters one single-character item matches."""
+    if name == "LITERAL":
+        return frozenset({chr(arg)})
+    if name == "NOT_LITERAL":
+        return _SAMPLE - {chr(arg)}
+    if name == "ANY":
+        return _SAMPLE
+    chars: set[str] = set()
+    negate = False
+    for op, value in arg:  # IN
+        kind = str(op)
+        if kind == "NEGATE":
+            negate = True
+        elif kind == "LITERAL":
+            chars.add(chr(value))
+        elif kind == "RANGE":
+            chars.update(c for c in _SAMPLE if value[0] <= ord(c) <= value[1])
+        elif kind == "CATEGORY":
+            chars.update(_category(str(value)))
+        else:
+            return _SAMPLE
+    return _SAMPLE - chars if negate else frozenset(chars)
+
+
+def _all_chars(items: Any) -> frozenset[str]:
+    """Every sample character some part of ``items`` can consume."""
+    found: set[str] = set()
     for op, arg in items:
         name = str(op)
-        yield name, arg, inside_repeat
-        if name in _REPEATS:
-            yield from _walk(arg[2], True)
+        if name in _SINGLE:
+            found |= _single_chars(name, arg)
+        elif name in _REPEATS:
+            found |= _all_chars(arg[2])
         elif name == "SUBPATTERN":
-            yield from _walk(arg[-1], inside_repeat)
+            found |= _all_chars(arg[-1])
         elif name == "BRANCH":
             for alternative in arg[1]:
-                yield from _walk(alternative, inside_repeat)
+                found |= _all_chars(alternative)
+        elif name in _OPAQUE:
+            return _SAMPLE
+    return frozenset(found)
+
+
+def _first_chars(items: Any) -> frozenset[str] | None:
+    """The sample characters ``items`` can start with; None when it can match empty text."""
+    found: set[str] = set()
+    for op, arg in items:
+        name = str(op)
+        if name in _SINGLE:
+            return frozenset(found | _single_chars(name, arg))
+        if name in _REPEATS or name == "SUBPATTERN" or name == "BRANCH":
+            parts = [arg[2]] if name in _REPEATS else [arg[-1]] if name == "SUBPATTERN" else arg[1]
+            empty = name in _REPEATS and arg[0] == 0
+            for part in parts:
+                first = _first_chars(part)
+                if first is None:
+                    empty = True
+                else:
+                    found |= first
+            if not empty:
+                return frozenset(found)
+        elif name in _OPAQUE:
+            return _SAMPLE
+    return None
+
+
+def _variable(name: str, arg: Any) -> bool:
+    return name in _REPEATS and arg[0] != arg[1]
+
+
+def _flat(items: Any) -> Iterator[tuple[str, Any]]:
+    """``items`` with every group opened: a group's parts are parts of the sequence."""
+    for op, arg in items:
+        name = str(op)
+        if name == "SUBPATTERN":
+            yield from _flat(arg[-1])
+        else:
+            yield name, arg
+
+
+def _ambiguous_body(items: Any) -> bool:
+    """Whether a repeated body could take one text in several ways: it holds a variable
+    repetition and no required single character outside every such repetition that none of them
+    can consume; or it holds an alternation whose branches can start alike."""
+    inner: set[str] = set()
+    required: list[frozenset[str]] = []
+    has_inner = False
+    for name, arg in _flat(items):
+        if name in _REPEATS:
+            if _variable(name, arg) or _ambiguous_body(arg[2]) or _has_variable(arg[2]):
+                has_inner = True
+                inner |= _all_chars(arg[2])
+            else:  # a fixed count of a fixed body
+                required.append(_all_chars(arg[2]))
+        elif name in _SINGLE:
+            required.append(_single_chars(name, arg))
+        elif name == "BRANCH":
+            if _branches_overlap(arg[1]):
+                return True
+            for alternative in arg[1]:
+                if _has_variable(alternative):
+                    has_inner = True
+                    inner |= _all_chars(alternative)
+        elif name in _OPAQUE:
+            return True
+    if not has_inner:
+        return False
+    return not any(chars and not (chars & inner) for chars in required)
+
+
+def _has_variable(items: Any) -> bool:
+    return any(
+        _variable(name, arg)
+        or (name == "SUBPATTERN" and _has_variable(arg[-1]))
+        or (name == "BRANCH" and any(_has_variable(a) for a in arg[1]))
+        or (name in _REPEATS and _has_variable(arg[2]))
+        for name, arg in ((str(op), arg) for op, arg in items)
+    )
+
+
+def _branches_overlap(alternatives: Any) -> bool:
+    seen: set[str] = set()
+    for alternative in alternatives:
+        first = _first_chars(alternative)
+        if first is None or first & seen:
+            return True
+        seen |= first
+    return False
+
+
+def _catastrophic(items: Any) -> bool:
+    """Whether some repetition in ``items`` (however deep) repeats an ambiguous body, or two
+    unbounded runs of overlapping character classes follow each other directly."""
+    previous: frozenset[str] | None = None
+    for op, arg in items:
+        name = str(op)
+        chars: frozenset[str] | None = None
+        parts: list[Any] = []
+        if name in _REPEATS:
+            if (arg[1] > 1 and _ambiguous_body(arg[2])) or _catastrophic(arg[2]):
+                return True
+            body = list(_flat(arg[2]))
+            if arg[1] == _MAXREPEAT and len(body) == 1 and body[0][0] in _SINGLE:
+                # Two unbounded runs of one character class side by side (\d*\d*).
+                chars = _single_chars(*body[0])
+                if previous is not None and chars & previous:
+                    return True
+        elif name == "SUBPATTERN":
+            parts = [arg[-1]]
+        elif name == "BRANCH":
+            parts = list(arg[1])
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            parts = [arg[1]]
+        if name not in _REPEATS and any(_catastrophic(part) for part in parts):
+            return True
+        previous = chars
+    return False
+
+
+def _parse(pattern: str) -> Any:
+    # The stdlib's own regex parser (private, so reached by name: typeshed versions differ on
+    # whether they describe it).
+    parser: Any = importlib.import_module("re._parser")
+    return parser.parse(pattern)
+
+
+_MAXREPEAT: Any = importlib.import_module("re._constants").MAXREPEAT
 
 
 def backtracking_safe(pattern: str) -> bool:
-    """Whether ``re`` can match ``pattern`` without super-linear backtracking, judged
-    conservatively: no lookaround or backreference, at most one repetition that is not fixed-count
-    (``x{3}`` is fixed), no repetition inside another, no alternation inside a repetition, and at
-    most :data:`_MAX_BOUNDED_CHOICE` combined choices among bounded repetitions."""
+    """Whether ``re`` can match ``pattern`` without exponential backtracking: no repetition of a
+    body that can take one text in several ways (nested repetitions with no separator they cannot
+    consume, alternatives that start alike, backreferences), and no two overlapping variable
+    repetitions side by side. Sequences of ordinary repetitions are accepted."""
     try:
-        # The stdlib's own regex parser (private, so reached by name: typeshed versions differ on
-        # whether they describe it).
-        parser: Any = importlib.import_module("re._parser")
-        parsed = parser.parse(pattern)
+        parsed = _parse(pattern)
     except Exception:
         return False
-    variable = 0
-    choice = 1
-    for name, arg, inside in _walk(parsed, False):
-        if name in _OPAQUE:
-            return False
-        if name == "BRANCH" and inside:
-            return False
-        if name in _REPEATS:
-            low, high = arg[0], arg[1]
-            if low == high:
-                continue
-            if inside:
-                return False
-            if high == parser.MAXREPEAT:
-                variable += 1
-            else:
-                choice *= high - low + 1
-    return variable <= 1 and choice <= _MAX_BOUNDED_CHOICE
+    if any(str(op) in ("GROUPREF", "GROUPREF_EXISTS") for op, _ in parsed):
+        return False
+    return not _catastrophic(parsed)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -146,8 +313,9 @@ def _matcher(pattern: str) -> _Matcher:
             "that can backtrack exponentially; simplify it"
         )
     raise UnsafePattern(
-        "can backtrack exponentially in Python's regex engine (nested or repeated "
-        f"repetitions); {install_hint('re2')} for linear-time matching, or simplify it"
+        "can backtrack exponentially in Python's regex engine (a repetition of something that "
+        "can match the same text in several ways, such as (a+)+ or (a|ab)*); "
+        f"{install_hint('re2')} for linear-time matching, or simplify it"
     )
 
 

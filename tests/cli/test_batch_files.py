@@ -177,3 +177,29 @@ def test_a_symlink_in_place_of_the_lock_file_is_refused_not_followed(project: Pa
     lock_path(out).symlink_to(victim)
     assert main(["batch", "greet", "--in", str(source), "--out", str(out)]) == 2
     assert victim.read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_batch_whose_lines_all_failed_for_one_reason_says_it(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reason is in the summary, not only in the output file."""
+    monkeypatch.delenv("SCRIPTORIUM_TEST_UNSET_KEY", raising=False)
+    (project / "profiles" / "keyed.yaml").write_text(
+        "provider: anthropic\nmodel: claude-sonnet-4-6\napi_key_env: SCRIPTORIUM_TEST_UNSET_KEY\n",
+        encoding="utf-8",
+    )
+    source = project / "in.jsonl"
+    source.write_text('{"inputs": {"name": "Ann"}}\n' * 3, encoding="utf-8")
+    out = project / "out.jsonl"
+    assert main(["batch", "greet", "-p", "keyed", "--in", str(source), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "all 3 lines failed with api_key_env_missing" in err
+    assert "SCRIPTORIUM_TEST_UNSET_KEY" in err
+    capsys.readouterr()
+    out.unlink()
+    assert (
+        main(["batch", "greet", "-p", "keyed", "--in", str(source), "--out", str(out), "--json"])
+        == 1
+    )
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert summary["first_error"]["code"] == "api_key_env_missing"

@@ -52,7 +52,7 @@ def test_all_passing_exits_0_with_a_report(root: Path, capsys: pytest.CaptureFix
     assert "contact on good: 1/1 cases passed" in out
     assert "pass rate 100% (95% CI 21%-100%)" in out
     assert "ok    holds  1/1" in out
-    assert out.rstrip().splitlines()[-1].startswith("total: 1 cases, 1 passed, 0 failed")
+    assert out.rstrip().splitlines()[-1].startswith("total: 1 case, 1 passed, 0 failed")
     assert err == ""
 
 
@@ -63,7 +63,7 @@ def test_a_failing_case_exits_1_showing_what_failed(
     assert main(["test", "contact"]) == 1
     out, err = capsys.readouterr()
     assert "FAIL  wrong person  0/1 (needs 100%)" in out
-    assert "repeat 1: pointer /name: the value at /name is not the expected one" in out
+    assert "pointer /name: the value at /name is not the expected one (the only repeat)" in out
     assert "expected: Grace Hopper" in out
     assert "seen:     Ada Lovelace" in out
     assert err.strip() == "scriptorium: test_failed: 1 of 1 cases did not meet their pass rate"

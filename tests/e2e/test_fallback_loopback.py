@@ -7,7 +7,9 @@ its first delta; the request's ``timeout_s`` is one budget for the whole chain."
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import pickle
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +21,7 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import Usage
 from scriptorium.testing import FakeAnthropicServer
 from scriptorium.usecase.events import AttemptStarted, Done, TextDelta
-from scriptorium.usecase.model import RunResult
+from scriptorium.usecase.model import FallbackRecord, RunResult
 from tests.e2e.fallback_support import (
     BACKUP_MODEL,
     GPT_MODEL,
@@ -130,12 +132,22 @@ def test_every_profile_failing_raises_the_last_error_with_the_fallbacks_and_usag
         _engine(loop).run("hello")
     error = caught.value
     assert (error.reason, error.provider) == ("server_error", "openai")
-    assert [(f["profile"], f["reason"]) for f in error.fallbacks or []] == [
+    assert [(f.profile, f.reason) for f in error.fallbacks or ()] == [
         ("primary", "overloaded"),
         ("backup", "rate_limited"),
     ]
     assert error.usage is not None
-    assert error.usage["llm_calls"] == 3
+    assert error.usage.llm_calls == 3
+    # The same objects a RunResult holds, not their JSON form; which to_dict and pickling give.
+    assert isinstance(error.usage, Usage)
+    assert all(isinstance(f, FallbackRecord) for f in error.fallbacks or ())
+    wire = error.to_dict()
+    assert wire["usage"]["llm_calls"] == 3
+    assert [f["profile"] for f in wire["fallbacks"]] == ["primary", "backup"]
+    json.dumps(wire)
+    again = pickle.loads(pickle.dumps(error))
+    assert again.usage == error.usage
+    assert again.fallbacks == error.fallbacks
 
 
 def test_invalid_output_after_the_profiles_repairs_moves_on_and_both_are_paid_for(
@@ -257,11 +269,12 @@ def test_the_requests_timeout_is_one_budget_for_the_whole_chain(loop: Servers) -
     assert caught.value.reason == "timeout"
     # The backup timed out on what was left of 2.5 s (about 1 s), not its own 20 s nor a fresh
     # 2.5 s; nothing was left for the last profile, which is recorded as not tried.
-    assert [(f["profile"], f["reason"]) for f in caught.value.fallbacks or []] == [
+    assert [(f.profile, f.reason) for f in caught.value.fallbacks or ()] == [
         ("primary", "overloaded"),
         ("gpt", "timeout"),
     ]
-    assert (caught.value.fallbacks or [{}, {}])[1]["attempts"] == 0
+    assert caught.value.fallbacks is not None
+    assert caught.value.fallbacks[1].attempts == 0
     assert loop.calls() == (1, 1, 0)
     assert took < 4.0
 

@@ -5,6 +5,7 @@ accepted, and the rest refused when the schema loads)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -98,14 +99,71 @@ def test_pattern_verdicts_match_python_re_on_ordinary_patterns() -> None:
         assert bool(search(pattern, text)) == bool(re.search(pattern, text))
 
 
-def test_backtracking_safety_is_judged_conservatively() -> None:
-    """Nested or repeated unbounded repetitions are unsafe for re; fixed counts are fine."""
-    assert backtracking_safe("^\\d{4}-\\d{2}-\\d{2}$")
-    assert backtracking_safe("^[a-z]+$")
-    assert not backtracking_safe(EVIL)
-    assert not backtracking_safe("^(a|aa)*$")
-    assert not backtracking_safe("^\\d*\\d*$")
-    assert not backtracking_safe("(a)\\1")
+ORDINARY = [
+    '"label"\\s*:\\s*"positive"',
+    "^\\S+@\\S+$",
+    "^[A-Z]+-[0-9]+$",
+    "^\\d{4}-\\d{2}-\\d{2}$",
+    "^[a-z]+$",
+    "^([a-z]+\\.)+[a-z]+$",
+    "^(ab|cd)+$",
+    "^(\\w+\\s)+$",
+    "^\\d+(\\.\\d+)?$",
+    "^https?://\\S+$",
+    "^[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}$",
+]
+CATASTROPHIC = [
+    EVIL,
+    "^(a|aa)*$",
+    "^(a|a)*$",
+    "^(\\w+\\s?)*$",
+    "^(a{1,2})+$",
+    "^((ab)*)*$",
+    "(x+x+)+y",
+    "(.*a){3,}",
+    "^(a+|b)+$",
+    "^\\d*\\d*$",
+    "(a)\\1",
+]
+
+
+@pytest.mark.parametrize("pattern", ORDINARY)
+def test_ordinary_patterns_are_accepted_without_re2(pattern: str) -> None:
+    """Sequences of ordinary repetitions backtrack at worst polynomially: accepted for ``re``."""
+    assert backtracking_safe(pattern)
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC)
+def test_repeating_what_can_match_in_several_ways_is_refused(pattern: str) -> None:
+    """Nested repetitions with no separator they cannot consume, alternatives that start alike
+    inside a repetition, backreferences."""
+    assert not backtracking_safe(pattern)
+
+
+def test_the_bundled_patterns_load_and_validate_without_re2() -> None:
+    """With RE2 unavailable, ordinary schema patterns load and decide as ``re`` would."""
+    out = run_isolated(
+        """
+        import sys
+        sys.modules["re2"] = None  # as if the extra were not installed
+        import json
+        from scriptorium.validate.model import OutputContract
+        from scriptorium.validate.schema import SchemaValidator
+        validator = SchemaValidator()
+        for pattern, good, bad in [
+            ("^\\\\S+@\\\\S+$", "ada@example.com", "not an address"),
+            ("^[A-Z]+-[0-9]+$", "ABC-123", "abc-123"),
+        ]:
+            schema = {"type": "string", "pattern": pattern}
+            loaded = validator.load_schema(schema)
+            contract = OutputContract(
+                format="json_schema", schema_=schema, schema_hash=loaded.hash, parse="strict"
+            )
+            for text in (good, bad):
+                print(validator.validate(json.dumps(text), contract).valid)
+        """
+    )
+    assert out.split() == ["True", "False", "True", "False"]
 
 
 def test_without_re2_an_evil_pattern_is_refused_at_load() -> None:
@@ -171,3 +229,18 @@ def test_any_small_pattern_either_matches_like_re_or_is_refused(pattern: str, te
         return
     if backtracking_safe(pattern) or uses_re2():
         assert got == bool(re.search(pattern, text)) or "$" in pattern
+
+
+def test_the_bundled_project_passes_its_own_check_and_test_without_re2() -> None:
+    """The README's plain install has no RE2: the bundled tests regex and schema patterns load."""
+    out = run_isolated(
+        f"""
+        import sys
+        sys.modules["re2"] = None  # as if the extra were not installed
+        from scriptorium.cli import main
+        codes = (main(["check", "--root", {str(Path(__file__).resolve().parents[2])!r}]),
+                 main(["test", "--root", {str(Path(__file__).resolve().parents[2])!r}]))
+        print("codes", *codes)
+        """
+    )
+    assert "codes 0 0" in out, out

@@ -78,3 +78,17 @@ def test_the_reasoning_settings_and_event_are_described() -> None:
     assert "reasoning" in schemas["OutputRecord"]["properties"]
     answers = document["paths"]["/v1/runs"]["post"]["responses"]["200"]["description"]
     assert "reasoning" in answers
+
+
+@pytest.mark.parametrize("client_keys", [False, True])
+def test_no_default_is_an_object_or_an_array(client_keys: bool) -> None:
+    """Client generators (openapi-python-client) cannot build a structured default and leave the
+    operation out: the run and prepare operations must generate."""
+    stack: list[object] = [build_openapi(secured=True, client_keys=client_keys)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            assert not isinstance(item.get("default"), dict | list), item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)

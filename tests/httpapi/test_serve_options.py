@@ -112,6 +112,26 @@ def test_a_configured_origin_gets_its_preflight_and_its_answers(project: Path) -
         assert other.headers.get("access-control-allow-origin") != "https://evil.example"
 
 
+def test_a_preflight_allows_every_header_the_server_reads(project: Path) -> None:
+    """A browser client sending its own request id and a W3C trace context is not refused."""
+    app = create_app(_engine(project), token="s3cret-token", cors_origins=[ORIGIN])
+    asked = "authorization, content-type, x-request-id, traceparent"
+    with TestClient(app) as http:
+        preflight = http.options(
+            "/v1/runs",
+            headers={
+                "Origin": ORIGIN,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": asked,
+            },
+        )
+    assert preflight.status_code == 200, preflight.text
+    allowed = {
+        h.strip().lower() for h in preflight.headers["access-control-allow-headers"].split(",")
+    }
+    assert {"authorization", "content-type", "x-request-id", "traceparent"} <= allowed
+
+
 def test_serve_passes_repair_and_cors_origins_on() -> None:
     from scriptorium.cli.parser import build_parser
 

@@ -1,5 +1,5 @@
-"""The kernel's key: the supervisor's environment holding a blank or short key is a missing key
-(exit 2, nothing sent), for raw and prompt-run payloads alike."""
+"""The kernel's key: the supervisor's environment holding a blank key is a missing key (exit 2,
+nothing sent), for raw and prompt-run payloads alike; a short one is a key as given."""
 
 from __future__ import annotations
 
@@ -16,10 +16,8 @@ PROMPT = {"prompt_id": "greet", "inputs": {"name": "Ada"}}
 
 
 @pytest.mark.parametrize("payload", [RAW, PROMPT], ids=["raw", "prompt"])
-@pytest.mark.parametrize("value", ["", "  \t", "Q", "Zx-1234"])
-def test_a_blank_or_short_key_variable_is_a_missing_key(
-    payload: dict[str, Any], value: str
-) -> None:
+@pytest.mark.parametrize("value", ["", "  \t"])
+def test_a_blank_key_variable_is_a_missing_key(payload: dict[str, Any], value: str) -> None:
     env = {"CC_LLM_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": value}
     out = io.BytesIO()
     stdin = json.dumps({"op": "init", "payload": payload}).encode() + b"\n"

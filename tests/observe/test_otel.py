@@ -200,8 +200,12 @@ def test_a_plain_run_is_one_run_span_over_one_chat_span(
     assert attrs["gen_ai.usage.cache_read.input_tokens"] == 3
     assert attrs["gen_ai.usage.cache_creation.input_tokens"] == 0
     assert "error.type" not in attrs
+    # Where the call went, and what was asked for, under the conventions' names.
+    assert f"http://{attrs['server.address']}:{attrs['server.port']}" == server.base_url
+    assert attrs["gen_ai.output.type"] == "text"
     # Content is off by default.
-    assert not any(k.startswith(("gen_ai.input", "gen_ai.output", "gen_ai.system")) for k in attrs)
+    content = ("gen_ai.input", "gen_ai.output.messages", "gen_ai.system")
+    assert not any(k.startswith(content) for k in attrs)
     assert "Hello Ada" not in telemetry.everything()
 
 
@@ -399,9 +403,9 @@ def test_reasoning_tokens_are_an_attribute_where_the_provider_reports_them(
     engine.run("greet", inputs={"name": "Ada"})
     chats = [s for s in telemetry.finished() if s.name.startswith("chat ")]
     thought, plain = (_attrs(c) for c in chats)
-    assert thought["gen_ai.usage.reasoning_tokens"] == 4
+    assert thought["gen_ai.usage.reasoning.output_tokens"] == 4
     assert thought["gen_ai.usage.output_tokens"] == 5
-    assert "gen_ai.usage.reasoning_tokens" not in plain
+    assert "gen_ai.usage.reasoning.output_tokens" not in plain
     # Captured content shows the reasoning as its own part, before the text.
     parts = json.loads(str(thought["gen_ai.output.messages"]))[0]["parts"]
     assert parts == [
@@ -417,5 +421,5 @@ def test_a_streamed_run_reports_its_reasoning_tokens_too(
     engine = _engine(project, telemetry)
     engine.stream("greet", inputs={"name": "Ada"}, overrides=Overrides(reasoning="low")).result()
     _, (chat,) = _tree(telemetry.finished())
-    assert _attrs(chat)["gen_ai.usage.reasoning_tokens"] == 4
+    assert _attrs(chat)["gen_ai.usage.reasoning.output_tokens"] == 4
     assert "Greet." not in telemetry.everything()

@@ -198,12 +198,12 @@ def test_a_profile_that_fails_too_moves_the_run_on_again_and_the_last_error_is_r
             {"primary": [_busy("overloaded", 3)], "backup": [_busy("timeout", 1)], "third": [last]},
         )
     assert caught.value is last
-    assert [(f["profile"], f["reason"], f["attempts"]) for f in last.fallbacks or []] == [
+    assert [(f.profile, f.reason, f.attempts) for f in last.fallbacks or ()] == [
         ("primary", "overloaded", 3),
         ("backup", "timeout", 1),
     ]
     assert last.usage is not None
-    assert last.usage["llm_calls"] == 6
+    assert last.usage.llm_calls == 6
 
 
 def test_a_profile_that_cannot_be_prepared_is_recorded_and_the_chain_goes_on() -> None:
@@ -236,7 +236,7 @@ def test_when_the_last_profile_cannot_be_prepared_the_error_it_was_left_for_is_r
     with pytest.raises(LLMGenerateError) as caught:
         _drive(flow, the_planner, {"primary": [first]})
     assert caught.value is first
-    assert [f["profile"] for f in first.fallbacks or []] == ["keyed"]
+    assert [f.profile for f in first.fallbacks or ()] == ["keyed"]
 
 
 def test_invalid_output_after_the_profiles_repairs_moves_on_when_listed() -> None:
@@ -449,7 +449,7 @@ def test_the_requests_timeout_is_one_budget_for_the_whole_chain() -> None:
     assert step.profile == "third"
     with pytest.raises(LLMGenerateError, match="scripted timeout") as caught:
         flow.send(the_planner.plan_fallback(step.origin, step.profile))
-    assert [(f["profile"], f["reason"]) for f in caught.value.fallbacks or []] == [
+    assert [(f.profile, f.reason) for f in caught.value.fallbacks or ()] == [
         ("primary", "overloaded"),
         ("third", "timeout"),
     ]

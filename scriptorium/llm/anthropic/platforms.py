@@ -37,7 +37,7 @@ from typing import Any
 from scriptorium._suggest import did_you_mean
 from scriptorium.errors import InvalidRequestError, LLMGenerateError
 from scriptorium.llm.adapter import key_of
-from scriptorium.llm.anthropic.api import BASE_URL_ENV, MEDIA_LIMITS, PROVIDER
+from scriptorium.llm.anthropic.api import BASE_URL_ENV, KEY_ENV, MEDIA_LIMITS, PROVIDER
 from scriptorium.llm.aws import AWS_SECRET_ENV
 from scriptorium.llm.media.limits import MB, MediaLimits
 from scriptorium.llm.media.wire import MediaWire
@@ -140,7 +140,7 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> li
 
 
 #: The route of a profile of Anthropic's own API.
-OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV)
+OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV, key_envs=(KEY_ENV,))
 
 
 def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
@@ -161,9 +161,11 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
             base_url_env=BEDROCK_BASE_URL_ENV,
             no_key_env=_BEDROCK_SIGNS,
             secret_env=AWS_SECRET_ENV,
+            libraries=(("boto3", "bedrock"),),
         )
     return Route(
         platform=VERTEX,
+        libraries=(("google.auth", "vertex"),),
         region=_text(options, "region"),
         token_env=_text(options, "access_token_env"),
         no_key_env=(

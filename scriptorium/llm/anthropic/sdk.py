@@ -216,12 +216,25 @@ def _chain_failure(err: BaseException) -> Failure | None:
             False,
             message=f"{describe(err)}: the {extra} extra is missing: " + install_hint(extra),
         )
-    chained = type(err).__module__.startswith(_CREDENTIAL_MODULES)
+    aws = type(err).__module__.startswith("botocore.")
+    chained = aws or type(err).__module__.startswith(_CREDENTIAL_MODULES)
     # AnthropicBedrock's own words when the AWS chain resolves nothing.
     unresolved = isinstance(err, RuntimeError) and "AWS credentials" in str(err)
     if chained or unresolved:
-        return Failure("auth", False, message=f"the platform's credentials: {describe(err)}")
+        hint = _AWS_HINT if aws or unresolved else _GOOGLE_HINT
+        return Failure("auth", False, message=f"the platform's credentials: {describe(err)}{hint}")
     return None
+
+
+# What to do when a platform's credential chain finds nothing (no key is ever named here).
+_AWS_HINT = (
+    " (Bedrock signs with AWS credentials: export AWS_PROFILE or AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY, run `aws configure`, or set options.aws_profile)"
+)
+_GOOGLE_HINT = (
+    " (Vertex AI uses Google's default credentials: run `gcloud auth application-default "
+    "login`, or set options.access_token_env)"
+)
 
 
 def _error_event(body: Any, headers: Any) -> Failure:

@@ -44,6 +44,8 @@ PROVIDER = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 #: The key variable a Gemini API profile usually names, and the SDK's own base-URL variable.
 KEY_ENV = "GEMINI_API_KEY"
+#: The variable the SDK reads when ``GEMINI_API_KEY`` is unset.
+GOOGLE_KEY_ENV = "GOOGLE_API_KEY"
 BASE_URL_ENV = "GOOGLE_GEMINI_BASE_URL"
 #: The platform name a Vertex AI profile's target shows (as for Claude on Vertex AI).
 VERTEX = "vertex"
@@ -150,7 +152,7 @@ def place_of(endpoint: str | None, options: Mapping[str, Any]) -> Place:
 
 
 #: The route of a Gemini API profile: a key, and the SDK's base-URL variable.
-OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV)
+OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV, key_envs=(KEY_ENV, GOOGLE_KEY_ENV))
 
 
 def route(options: Mapping[str, Any], profile: str | None = None) -> Route:

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from scriptorium._suggest import did_you_mean
 from scriptorium.errors import InvalidRequestError, LLMGenerateError
 from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.openai.api import BASE_URL_ENV, PROVIDER
+from scriptorium.llm.openai.api import BASE_URL_ENV, KEY_ENV, PROVIDER
 from scriptorium.llm.registry import Route
 from scriptorium.profile.model import variable_name_problem
 
@@ -70,7 +70,11 @@ _API_VERSION = re.compile(r"^[A-Za-z0-9.-]{1,40}$")
 _NAME = re.compile(r"^[A-Za-z0-9._+=,@-]{1,128}$")
 
 #: The route of a profile of OpenAI's own API (or an OpenAI-compatible server).
-OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV)
+OWN_API = Route(
+    needs_key=True, base_url_env=BASE_URL_ENV, key_envs=(KEY_ENV,), endpoint_names_key=True
+)
+#: The conventional key variable of Azure OpenAI (the SDK's ``AzureOpenAI`` reads it).
+AZURE_KEY_ENV = "AZURE_OPENAI_API_KEY"
 
 
 def is_azure(options: Mapping[str, Any]) -> bool:
@@ -125,6 +129,7 @@ def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
         needs_key=True,
         token_env=token_env if isinstance(token_env, str) else None,
         base_url_env=BASE_URL_ENV_AZURE,
+        key_envs=() if token_env is not None else (AZURE_KEY_ENV,),
         no_key_env=None
         if token_env is None
         else (

@@ -14,9 +14,9 @@ from scriptorium.llm.adapter import SDKCall, forced_tool_finish, key_of, reply_m
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.openai.api import CHAT_PATH, DEFAULT_BASE_URL, PRICES, PROVIDER
-from scriptorium.llm.openai.azure import Deployment, deployment_of, priced_as
+from scriptorium.llm.openai.azure import Deployment, deployment_of, is_azure, priced_as
 from scriptorium.llm.openai.body import build_params, ignored_settings, request_reasoning
-from scriptorium.llm.openai.sdk import http_response_class
+from scriptorium.llm.openai.sdk import auth_headers, http_response_class
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.sdk_http import encode_body
 
@@ -209,13 +209,14 @@ class Call(SDKCall[Result]):
 
     def __init__(self, request: LLMRequest) -> None:
         key = key_of(request)
-        if not key:
+        if not key and is_azure(request.options):
             raise LLMGenerateError(
-                "openai: no API key (local servers that ignore keys still need one named)",
+                "openai on azure: no API key or Entra token",
                 reason="config",
                 provider=PROVIDER,
                 model=request.target.model,
             )
+        # No key (a local server's profile naming none): sent without Authorization.
         super().__init__(request, key)
         #: The Azure deployment the request goes to (None: OpenAI's API or a compatible server).
         self.deployment: Deployment | None = deployment_of(request)
@@ -238,6 +239,16 @@ class Call(SDKCall[Result]):
         request = self.request
         return ignored_settings(request.settings, request_reasoning(request))
 
+    def options(self, timeout_s: float) -> dict[str, Any]:
+        """The SDK request options of one attempt: its timeout, and no ``Authorization`` when
+        the call has no key."""
+        headers = auth_headers(self.key)
+        return (
+            {"timeout": timeout_s}
+            if headers is None
+            else {"timeout": timeout_s, "headers": headers}
+        )
+
     def send(self, client: Any, timeout_s: float) -> Result:
         """One POST of the parameters; the completion read and the request id."""
         with self.wire.sending(client, self.params) as sent:
@@ -245,7 +256,7 @@ class Call(SDKCall[Result]):
                 self.path,
                 content=encode_body(sent),
                 cast_to=http_response_class(),
-                options={"timeout": timeout_s},
+                options=self.options(timeout_s),
             )
         return self.read(response)
 
@@ -256,7 +267,7 @@ class Call(SDKCall[Result]):
                 self.path,
                 content=encode_body(sent),
                 cast_to=http_response_class(),
-                options={"timeout": timeout_s},
+                options=self.options(timeout_s),
             )
         return self.read(response)
 

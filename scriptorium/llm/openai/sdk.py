@@ -83,13 +83,29 @@ def scrubbed(client: Any) -> Any:
     return client
 
 
+#: The key an SDK client is built with for a server that takes none (a local server's profile
+#: naming no key): the SDK refuses to be built without one. Requests made with it omit their
+#: ``Authorization`` header (:func:`auth_headers`), so no server ever sees it.
+NO_KEY = "no-key"
+
+
+def auth_headers(key: str) -> dict[str, Any] | None:
+    """The per-request headers for a call made with ``key``: None (the client's own
+    ``Authorization``) when there is a key; when there is none, ``Authorization`` omitted, the
+    SDK's documented way to send a request without it."""
+    return None if key else {"Authorization": sdk().Omit()}
+
+
 def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
-    """An SDK client for ``base_url`` and ``api_key``, retries off, environment ignored."""
+    """An SDK client for ``base_url`` and ``api_key`` (``""``: none, see :data:`NO_KEY`),
+    retries off, environment ignored."""
     module = sdk()
     cls = module.AsyncOpenAI if is_async else module.OpenAI
     # http_client: the SDK's default client over our pooled transport (llm/transport.py).
     http_client = pooled_http_client(module, is_async)
-    return scrubbed(cls(api_key=api_key, base_url=base_url, max_retries=0, http_client=http_client))
+    return scrubbed(
+        cls(api_key=api_key or NO_KEY, base_url=base_url, max_retries=0, http_client=http_client)
+    )
 
 
 def _error_chunk(body: Any) -> Failure:

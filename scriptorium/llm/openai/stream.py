@@ -25,7 +25,7 @@ from scriptorium.llm.client import ReasoningChunk
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.openai.call import REASONING_FIELDS, Call, Result
-from scriptorium.llm.openai.sdk import classify
+from scriptorium.llm.openai.sdk import auth_headers, classify
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.streaming import (
     ErrorEvent,
@@ -200,11 +200,16 @@ class Source:
         """Send the parameters (media spliced in as they are sent); the HTTP response, unread
         (the SDK's typed stream is not read)."""
         with self.call.wire.sending(client, self.params) as sent:
-            return client.chat.completions.create(**sent, timeout=timeout_s).response
+            return client.chat.completions.create(
+                **sent, timeout=timeout_s, extra_headers=auth_headers(self.key)
+            ).response
 
     async def aopen(self, client: Any, timeout_s: float) -> Any:
         with self.call.wire.sending(client, self.params) as sent:
-            return (await client.chat.completions.create(**sent, timeout=timeout_s)).response
+            created = await client.chat.completions.create(
+                **sent, timeout=timeout_s, extra_headers=auth_headers(self.key)
+            )
+            return created.response
 
     def fold(self) -> Fold:
         return Fold(self.call.strategy == "tool")

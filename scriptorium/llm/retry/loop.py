@@ -40,8 +40,10 @@ class _Loop:
         provider: str,
         model: str,
         secrets: Iterable[str | None],
+        endpoint: str | None = None,
     ) -> None:
         self.classify = classify
+        self.endpoint = endpoint
         self.policy = policy
         self.hooks = hooks
         self.provider = provider
@@ -65,8 +67,10 @@ class _Loop:
             return False  # a broken supervisor check must not end or crash the call
 
     def error(self, failure: Failure, note: str = "") -> LLMGenerateError:
+        # A connection that failed names where it went (scheme, host, port: no path or query).
+        where = f" to {self.endpoint}" if self.endpoint and failure.reason == "connection" else ""
         message = redact(
-            f"{self.provider} {self.model}: {failure.reason}"
+            f"{self.provider} {self.model}: {failure.reason}{where}"
             f"{' (' + failure.message + ')' if failure.message else ''}"
             f" after {self.attempts} attempt(s) in {self.elapsed():.2f}s{note}",
             self.secrets,
@@ -190,15 +194,17 @@ def call_with_retry(
     provider: str,
     model: str,
     secrets: Iterable[str | None] = (),
+    endpoint: str | None = None,
 ) -> tuple[T, int, float]:
     """Run ``attempt(timeout_left_s)`` (one HTTP request each) until it succeeds or the rules say
     stop. Returns ``(value, attempts, elapsed_s)``.
 
     Raises ``LLMGenerateError`` from the last exception: the last failure's reason (also when the
     budget ends during a backoff), ``cancelled`` on ``stop_requested``. ``secrets`` are scrubbed
-    from every message.
+    from every message; a ``connection`` failure's names ``endpoint`` (an origin, as
+    :func:`~scriptorium.profile.model.endpoint_origin` gives it).
     """
-    loop = _Loop(classify, policy, hooks, provider, model, secrets)
+    loop = _Loop(classify, policy, hooks, provider, model, secrets, endpoint)
     while True:
         timeout = loop.before_attempt()
         try:
@@ -223,9 +229,10 @@ async def acall_with_retry(
     provider: str,
     model: str,
     secrets: Iterable[str | None] = (),
+    endpoint: str | None = None,
 ) -> tuple[T, int, float]:
     """The async twin of :func:`call_with_retry` (sleeps through ``hooks.asleep``)."""
-    loop = _Loop(classify, policy, hooks, provider, model, secrets)
+    loop = _Loop(classify, policy, hooks, provider, model, secrets, endpoint)
     while True:
         timeout = loop.before_attempt()
         try:

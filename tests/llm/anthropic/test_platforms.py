@@ -559,3 +559,23 @@ def test_bedrock_without_aws_credentials_is_an_auth_failure(
         err = _failure(client, request)
     assert err.reason == "auth"
     assert bedrock.requests == []
+
+
+def test_bedrock_without_aws_credentials_says_what_to_do(
+    bedrock: FakeBedrockServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing in AWS's credential chain: an ``auth`` failure before any request, with a hint."""
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    root = _project(tmp_path / "p", bedrock.url, "https://vertex.example")
+    # A region no other test uses: SDK clients are reused per route, credentials and all.
+    (root / "profiles" / "bedrock.yaml").write_text(
+        f"provider: anthropic\nmodel: {BEDROCK_MODEL}\nendpoint: {bedrock.url}\n"
+        "allow_insecure_http: true\noptions: {platform: bedrock, region: ap-south-2}\n"
+    )
+    with pytest.raises(LLMGenerateError) as caught:
+        Engine(root, env={}).run("greet", inputs={"name": "Ada"})
+    assert caught.value.reason == "auth"
+    assert "aws configure" in caught.value.message
+    assert "options.aws_profile" in caught.value.message
+    assert bedrock.requests == []

@@ -91,7 +91,11 @@ def test_the_route_needs_a_key_on_the_gemini_api_and_a_token_variable_on_vertex_
     assert spec.needs_key
     assert spec.needs_model
     assert spec.needs_key_for({})
-    assert spec.route_for({}) == Route(needs_key=True, base_url_env="GOOGLE_GEMINI_BASE_URL")
+    assert spec.route_for({}) == Route(
+        needs_key=True,
+        base_url_env="GOOGLE_GEMINI_BASE_URL",
+        key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    )
     vertex = {"vertexai": True, "project": "p", "location": "europe-west4"}
     assert not spec.needs_key_for(vertex)
     on_vertex = spec.route_for(vertex)

@@ -164,9 +164,14 @@ def test_prepare_refuses_what_a_gemini_profile_lacks_before_any_call(
         "options: {vertexai: true, project: proj-9}\n",
         "utf-8",
     )
+    with pytest.raises(APIKeyRequiredError) as required:
+        Engine(root, env={}).prepare(RunRequest(prompt_id="hello", profile="nokey"))
+    assert required.value.env_var == "GEMINI_API_KEY"
     engine = Engine(root, env={"GEMINI_API_KEY": KEY})
-    with pytest.raises(APIKeyRequiredError):
-        engine.prepare(RunRequest(prompt_id="hello", profile="nokey"))
+    # Naming no variable, the profile reads the conventional one.
+    assert engine.prepare(RunRequest(prompt_id="hello", profile="nokey")).target.api_key_source == (
+        "default"
+    )
     with pytest.raises(InvalidRequestError) as missing:
         engine.prepare(RunRequest(prompt_id="hello", profile="nomodel"))
     assert missing.value.field == "model"

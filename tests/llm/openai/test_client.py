@@ -452,13 +452,29 @@ def test_the_key_never_appears_in_errors(server: FakeOpenAIServer, client: OpenA
         assert "XYZ" not in form
 
 
-def test_missing_key_is_a_config_error(server: FakeOpenAIServer, client: OpenAIClient) -> None:
-    """The openai provider always needs a key; no request is made without one."""
+def test_a_request_without_a_key_sends_no_authorization(
+    server: FakeOpenAIServer, client: OpenAIClient
+) -> None:
+    """A local server's profile naming no key (prepare decides that is allowed): the SDK is built
+    with a placeholder it insists on, and the request goes without ``Authorization``."""
     request = make_request(server).model_copy(update={"api_key": None})
-    with pytest.raises(LLMGenerateError) as caught:
-        client.generate(request)
-    assert caught.value.reason == "config"
-    assert server.requests == []
+    assert client.generate(request).text == "ok"
+    assert "authorization" not in server.requests[-1].headers
+
+
+def test_an_async_or_streamed_request_without_a_key_sends_no_authorization(
+    server: FakeOpenAIServer, client: OpenAIClient
+) -> None:
+    request = make_request(server).model_copy(update={"api_key": None})
+
+    async def run() -> list[object]:
+        await client.agenerate(request)
+        return [item async for item in client.astream(request)]
+
+    assert asyncio.run(run())
+    assert list(client.stream(request))
+    assert len(server.requests) == 3
+    assert all("authorization" not in r.headers for r in server.requests)
 
 
 def test_the_sdk_picks_nothing_up_from_the_environment(
