@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from scriptorium.profile.model import looks_like_secret
+from scriptorium.redaction import looks_like_secret
 
 __all__ = [
     "MAX_DEPTH",

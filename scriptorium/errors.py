@@ -28,6 +28,13 @@ from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, ClassVar
 
+from scriptorium.redaction import (
+    SECRET_MIN_CHARS,
+    looks_like_secret,
+    redact,
+    redact_secret_shapes,
+)
+
 __all__ = [
     "APIKeyEnvMissingError",
     "APIKeyRequiredError",
@@ -43,12 +50,9 @@ __all__ = [
     "ScriptoriumError",
     "ValidationError",
     "describe",
-    "redact",
     "scrub_chain",
     "translate",
 ]
-
-_REDACTED = "[redacted]"
 
 
 def _rebuild(cls: type[ScriptoriumError], message: str, attrs: dict[str, Any]) -> ScriptoriumError:
@@ -312,23 +316,8 @@ def _encodable(text: str) -> str:
     return text
 
 
-#: The shortest value redaction treats as a secret. Shorter keys are placeholders (``EMPTY``,
-#: ``none``, ``ollama``: what local servers document): used as given, but scrubbing them would
-#: mangle every message that happens to hold the word (or a one-character "key"'s character).
-SECRET_MIN_CHARS = 8
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every occurrence of each secret (of ``SECRET_MIN_CHARS`` or more) in ``text``."""
-    for secret in secrets:
-        if secret and len(secret) >= SECRET_MIN_CHARS:
-            text = text.replace(secret, _REDACTED)
-    return text
-
-
 def _scrub_text(text: str, secrets: Iterable[str | None]) -> str:
     # The known secrets first and case-sensitively, then anything shaped like a credential.
-    from scriptorium.profile.model import redact_secret_shapes
 
     return redact_secret_shapes(redact(text, secrets))
 
@@ -379,7 +368,6 @@ def _safe(show: Any, value: Any) -> str:
 
 
 def _holds_secret(err: BaseException, secrets: tuple[str, ...]) -> bool:
-    from scriptorium.profile.model import looks_like_secret
 
     return any(
         any(secret in text for secret in secrets) or looks_like_secret(text) for text in _texts(err)

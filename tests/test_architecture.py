@@ -913,7 +913,6 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "ScriptoriumError",
         "ValidationError",
         "describe",
-        "redact",
         "scrub_chain",
         "translate",
     ),
@@ -1007,7 +1006,6 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "Repository",
         "SettingsPatch",
         "is_valid_profile_name",
-        "looks_like_secret",
         "validate_endpoint",
     ),
     "scriptorium.artifact": (

@@ -10,7 +10,7 @@ from scriptorium._files import ConfinedDir
 from scriptorium._loading import FormatProblem, format_path, load_yaml
 from scriptorium.check.files import read_text
 from scriptorium.check.problems import Problem
-from scriptorium.profile.model import looks_like_secret
+from scriptorium.redaction import looks_like_secret
 
 __all__ = ["profile_secrets", "secret_lines"]
 

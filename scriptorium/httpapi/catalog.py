@@ -12,7 +12,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scriptorium.errors import ScriptoriumError
-from scriptorium.httpapi.errors import public_message
 from scriptorium.httpapi.responses import json_response
 from scriptorium.httpapi.schemas import (
     ProfileList,
@@ -22,6 +21,7 @@ from scriptorium.httpapi.schemas import (
     PromptOutput,
     PromptSummary,
 )
+from scriptorium.redaction import public_message
 
 if TYPE_CHECKING:
     from scriptorium.engine import Engine

@@ -13,12 +13,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import scriptorium.errors as errors
+from scriptorium.redaction import public_message
 
 __all__ = [
     "CONFIGURATION_CODES",
     "ApiError",
     "error_body",
-    "public_message",
     "retry_after_header",
     "status_for",
 ]
@@ -118,17 +118,6 @@ def retry_after_header(err: errors.ScriptoriumError) -> dict[str, str]:
     wait = getattr(err, "retry_after_s", None)
     seconds = DEFAULT_RETRY_AFTER_S if wait is None else max(1, math.ceil(wait))
     return {"Retry-After": str(seconds)}
-
-
-def public_message(
-    message: str, *, roots: Iterable[str] = (), secrets: Iterable[str | None] = ()
-) -> str:
-    """``message`` as a caller may see it: the server's directories shown as ``.``, secrets
-    scrubbed."""
-    for root in sorted(roots, key=len, reverse=True):
-        if root and root != os.sep:
-            message = message.replace(root, ".")
-    return errors.redact(message, secrets)
 
 
 def _retryable(err: errors.ScriptoriumError) -> bool:

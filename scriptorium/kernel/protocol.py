@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from typing import IO, Any
 
 from scriptorium._journal import load_json
-from scriptorium.errors import InvalidRequestError, ScriptoriumError, redact
+from scriptorium.errors import InvalidRequestError, ScriptoriumError
+from scriptorium.redaction import redact
 
 __all__ = [
     "MAX_INIT_BYTES",

@@ -28,9 +28,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
 
-from scriptorium.errors import SECRET_MIN_CHARS, LLMGenerateError, ScriptoriumError
+from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.kernel.protocol import Emitter, describe_error, error_object, read_init
 from scriptorium.kernel.signals import Stop, install
+from scriptorium.redaction import SECRET_MIN_CHARS
 
 if TYPE_CHECKING:
     from scriptorium.kernel.jobs import Job, Outcome

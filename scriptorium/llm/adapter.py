@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from pydantic import SecretStr
 
-from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target
 from scriptorium.llm.retry.http import Classify, as_failure
@@ -31,6 +31,7 @@ from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
 from scriptorium.llm.secrets import scrub_response
 from scriptorium.profile.model import ExecutionSettings, endpoint_origin
 from scriptorium.prompt.model import Message
+from scriptorium.redaction import redact
 
 __all__ = [
     "GATEWAY_COST_HEADERS",

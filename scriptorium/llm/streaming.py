@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from scriptorium._journal import load_json
-from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import (
     AsyncClient,
     AsyncStreamingClient,
@@ -51,6 +51,7 @@ from scriptorium.llm.client import (
     supports,
 )
 from scriptorium.llm.model import LLMRequest, LLMResponse
+from scriptorium.redaction import redact
 
 __all__ = [
     "MAX_EVENT_BYTES",

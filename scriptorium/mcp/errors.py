@@ -18,14 +18,13 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 import scriptorium.errors as errors
-from scriptorium.profile.model import redact_secret_shapes
+from scriptorium.redaction import public_message
 
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "error_data",
     "is_callers_fault",
-    "public_message",
     "rpc_code",
 ]
 
@@ -49,15 +48,6 @@ _SAFE_FIELDS = (
     "issues",
     "path",
 )
-
-
-def public_message(message: str, roots: Iterable[str] = ()) -> str:
-    """``message`` as a client may see it: the server's directories as ``.``, credentials
-    scrubbed."""
-    for root in sorted(roots, key=len, reverse=True):
-        if root and root != os.sep:
-            message = message.replace(root, ".")
-    return redact_secret_shapes(message)
 
 
 def is_callers_fault(err: errors.ScriptoriumError) -> bool:
@@ -87,4 +77,4 @@ def error_data(err: errors.ScriptoriumError, roots: Iterable[str] = ()) -> dict[
         del fields["path"]
     # Issues and the like are models: the data goes out as plain JSON.
     safe = to_jsonable_python(fields, fallback=str)
-    return {"code": err.code, "message": public_message(err.message, roots), **safe}
+    return {"code": err.code, "message": public_message(err.message, roots=roots), **safe}

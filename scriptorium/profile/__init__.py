@@ -12,7 +12,6 @@ from scriptorium.profile.model import (
     RateLimits,
     SettingsPatch,
     is_valid_profile_name,
-    looks_like_secret,
     validate_endpoint,
 )
 from scriptorium.profile.repository import Repository
@@ -33,7 +32,6 @@ __all__ = [
     "Repository",
     "SettingsPatch",
     "is_valid_profile_name",
-    "looks_like_secret",
     "validate_endpoint",
 ]
 

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from scriptorium.redaction import looks_like_secret
+
 __all__ = [
     "DEFAULT_FALLBACK_ON",
     "DEFAULT_SETTINGS",
@@ -28,8 +30,6 @@ __all__ = [
     "is_insecure_endpoint",
     "is_private_endpoint",
     "is_valid_profile_name",
-    "looks_like_secret",
-    "redact_secret_shapes",
     "validate_endpoint",
     "variable_name_problem",
 ]
@@ -50,23 +50,6 @@ def is_valid_profile_name(name: object) -> bool:
     return isinstance(name, str) and PROFILE_NAME_PATTERN.fullmatch(name) is not None
 
 
-# Shapes of pasted credentials: provider key prefixes, bearer tokens, and long high-entropy runs.
-_SECRET_PATTERNS = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{10,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{20,}"),
-)
-
-
-def looks_like_secret(value: str) -> bool:
-    """Whether ``value`` looks like a credential pasted where a name or setting belongs."""
-    return any(p.search(value) for p in _SECRET_PATTERNS)
-
-
 def variable_name_problem(field: str, value: object) -> str | None:
     """Why ``value``, given as ``field`` (``api_key_env``, ``options.access_token_env``, ...), is
     not the name of an environment variable holding a secret; None when it is one. The value is
@@ -79,13 +62,6 @@ def variable_name_problem(field: str, value: object) -> str | None:
             "itself never goes in a profile)"
         )
     return None
-
-
-def redact_secret_shapes(text: str) -> str:
-    """``text`` with everything that looks like a credential replaced by ``[redacted]``."""
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub("[redacted]", text)
-    return text
 
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})

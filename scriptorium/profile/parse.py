@@ -21,7 +21,8 @@ from scriptorium._loading import (
     show_name,
 )
 from scriptorium.errors import InvalidRequestError, ProfileLoadError
-from scriptorium.profile.model import Profile, is_valid_profile_name, looks_like_secret
+from scriptorium.profile.model import Profile, is_valid_profile_name
+from scriptorium.redaction import looks_like_secret
 
 __all__ = ["check_profile_name", "find_secret", "parse_profile", "parse_profile_data"]
 

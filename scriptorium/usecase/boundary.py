@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from scriptorium.errors import LLMGenerateError, ScriptoriumError, redact, scrub_chain, translate
+from scriptorium.errors import LLMGenerateError, ScriptoriumError, scrub_chain, translate
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.secrets import scrub_response
+from scriptorium.redaction import redact
 from scriptorium.usecase.model import PreparedRun
 from scriptorium.usecase.repair import RepairResult
 from scriptorium.usecase.unicode import clean_response

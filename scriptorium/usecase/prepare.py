@@ -40,11 +40,11 @@ from scriptorium.profile.model import (
     ExecutionSettings,
     Profile,
     is_private_endpoint,
-    redact_secret_shapes,
     validate_endpoint,
 )
 from scriptorium.prompt.model import RenderedPrompt
 from scriptorium.promptdef.model import PromptDefinition, is_valid_prompt_id
+from scriptorium.redaction import redact_secret_shapes
 from scriptorium.usecase.model import RunRequest, SettingSource
 from scriptorium.validate.model import LoadedSchema, OutputContract
 from scriptorium.validate.validator import Validator

@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import SecretStr
 
-from scriptorium import errors
+from scriptorium import errors, redaction
 from scriptorium.testing import FakeClient
 from scriptorium.usecase import RunRequest
 from tests.conftest import RunnerFactory
@@ -84,7 +84,7 @@ def test_short_values_are_left_alone_by_redaction_and_long_ones_replaced() -> No
     """A secret of eight characters or more is replaced wherever it occurs; a shorter value is a
     placeholder and left alone (scrubbing ``none`` would mangle ordinary words)."""
     text = "none of it: sk-long-secret and sk-long-secret again"
-    out = errors.redact(text, ["none", "sk-long-secret"])
+    out = redaction.redact(text, ["none", "sk-long-secret"])
     assert out.startswith("none of it: ")
     assert "sk-long-secret" not in out
-    assert errors.SECRET_MIN_CHARS == 8
+    assert redaction.SECRET_MIN_CHARS == 8

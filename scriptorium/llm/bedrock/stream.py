@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.adapter import broken_stream
 from scriptorium.llm.bedrock.api import PROVIDER, STOP_REASONS
@@ -31,6 +31,7 @@ from scriptorium.llm.model import LLMRequest, Usage
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.secrets import scrub_response
+from scriptorium.redaction import redact
 
 __all__ = ["ConverseFold", "astream", "stream"]
 

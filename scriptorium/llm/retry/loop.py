@@ -17,10 +17,11 @@ from dataclasses import replace
 from typing import TypeVar
 
 import scriptorium.observe.scope as scope
-from scriptorium.errors import LLMGenerateError, redact, scrub_chain
+from scriptorium.errors import LLMGenerateError, scrub_chain
 from scriptorium.llm.model import Failure, RetryInfo
 from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.policy import SLEEP_SLICE_S, RetryHooks, RetryPolicy
+from scriptorium.redaction import redact
 
 __all__ = ["acall_with_retry", "call_with_retry"]
 
