@@ -41,6 +41,7 @@ from typing import Any, Protocol, TypeVar
 
 from scriptorium._journal import load_json
 from scriptorium.errors import LLMGenerateError, redact
+from scriptorium.llm import deadline
 from scriptorium.llm.client import (
     AsyncClient,
     AsyncStreamingClient,
@@ -455,13 +456,21 @@ def drive(
         response.close()
         yield from _whole(source.response(opened.answered, attempts, _since(started)))
         return
+    gap = _gap(source, hooks)
     try:
         yield from reading.head
         chunk: bytes | None = b""
+        content_by = time.monotonic() + gap
         while chunk is not None and not reading.fold.complete:
             try:
-                chunk = next(chunks, None)
+                # Keep-alive pings and empty events do not move the deadline; content does.
+                with deadline.bounded(content_by):
+                    chunk = next(chunks, None)
                 pieces = reading.take(chunk)
+                if pieces:
+                    content_by = time.monotonic() + gap
+                elif time.monotonic() >= content_by:
+                    raise deadline.DeadlineExceeded(_quiet(gap))
             except Exception as err:
                 raise _broken(source, err, reading, attempts, classify) from err
             yield from pieces
@@ -504,14 +513,24 @@ async def adrive(
         for item in _whole(source.response(opened.answered, attempts, _since(started))):
             yield item
         return
+    gap = _gap(source, hooks)
+    loop = asyncio.get_running_loop()
     try:
         for piece in reading.head:
             yield piece
         chunk: bytes | None = b""
+        content_by = loop.time() + gap
         while chunk is not None and not reading.fold.complete:
             try:
-                chunk = await anext(chunks, None)
+                # Keep-alive pings and empty events do not move the deadline; content does.
+                try:
+                    async with asyncio.timeout_at(content_by):
+                        chunk = await anext(chunks, None)
+                except TimeoutError as late:
+                    raise deadline.DeadlineExceeded(_quiet(gap)) from late
                 pieces = reading.take(chunk)
+                if pieces:
+                    content_by = loop.time() + gap
             except Exception as err:
                 raise _broken(source, err, reading, attempts, classify) from err
             for piece in pieces:
@@ -523,6 +542,15 @@ async def adrive(
     if tail:
         yield tail
     yield source.response(result, attempts, _since(started))
+
+
+def _gap(source: StreamSource[Any], hooks: Any) -> float:
+    """The longest a stream may go without content once it began: the run's ``timeout_s``."""
+    return float(source.retry_args(hooks)["policy"].timeout_s)
+
+
+def _quiet(gap: float) -> str:
+    return f"no content for {gap:g}s after the stream began"
 
 
 def _since(started: float) -> float:
