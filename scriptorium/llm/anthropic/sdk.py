@@ -22,10 +22,10 @@ from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.anthropic.api import BEDROCK_ERRORS, ERROR_STATUS, MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.direct import direct_post
+from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import encode_body, http_module
-from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.streaming import ErrorEvent
 
 __all__ = [

@@ -16,9 +16,9 @@ from typing import Any
 
 from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.model import Failure
 from scriptorium.llm.openai.api import PROVIDER
-from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import http_module
 from scriptorium.llm.streaming import ErrorEvent
