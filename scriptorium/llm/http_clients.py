@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import weakref
 from typing import Any
 
 from scriptorium.llm import deadline
@@ -50,16 +51,34 @@ def sdk_http_client(sdk: Any, is_async: bool) -> Any:
             except (RuntimeError, ImportError):  # the SDK's aiohttp extra is not installed
                 pass
         return guard(sdk.DefaultAsyncHttpxClient())
-    return guard(sdk.DefaultHttpxClient())
+    client = guard(sdk.DefaultHttpxClient())
+    # The SDK closes the HTTP client it builds itself when that is collected; one given to it
+    # is the giver's to close. An SDK client dropped unclosed (an engine never closed) would
+    # leave its sockets to the garbage collector, so its pools close when it is collected.
+    weakref.finalize(client, _close_all, _transports(client))
+    return client
+
+
+def _transports(client: Any) -> list[Any]:
+    """The transports of an httpx client: its default one and those mounted (proxies)."""
+    found = [getattr(client, "_transport", None)]
+    found.extend((getattr(client, "_mounts", None) or {}).values())
+    return [transport for transport in found if transport is not None]
+
+
+def _close_all(transports: list[Any]) -> None:
+    for transport in transports:
+        try:
+            transport.close()
+        except Exception as err:  # best effort at collection time
+            log.debug("closing a dropped HTTP client failed: %s", type(err).__name__)
 
 
 def guard(client: Any) -> Any:
     """Install the stray-bytes guard and the sync deadline on the httpx connection pools of
     ``client`` (its default transport and the proxy transports mounted from the environment);
     returns ``client``. A transport that has no httpcore pool (aiohttp, a mock) is left alone."""
-    transports = [getattr(client, "_transport", None)]
-    transports.extend((getattr(client, "_mounts", None) or {}).values())
-    for transport in transports:
+    for transport in _transports(client):
         pool = getattr(transport, "_pool", None)
         if pool is None or not hasattr(pool, "create_connection"):
             continue

@@ -336,7 +336,7 @@ class _Reading:
     (:meth:`take`), text and reasoning pieces come out; the answer text handed out so far is
     kept for the errors (reasoning is not part of it)."""
 
-    __slots__ = ("decoder", "fold", "head", "sent")
+    __slots__ = ("decoder", "fold", "head", "pending", "sent")
 
     def __init__(self, fold: Fold, decoder: EventReader) -> None:
         self.fold = fold
@@ -344,23 +344,37 @@ class _Reading:
         self.sent: list[str] = []
         #: The pieces read inside the attempt (up to the first text), handed out after it.
         self.head: list[str] = []
+        #: A failure met in the same chunk as text before it: raised once that text is out.
+        self.pending: Exception | None = None
 
     def take(self, chunk: bytes | None) -> list[str]:
         """The text of the events ``chunk`` completes (None: the body ended), up to the
-        terminator; the pieces are counted as handed out."""
+        terminator; the pieces are counted as handed out. A failure after text in the same
+        chunk waits in ``pending`` (how the bytes were cut must not decide whether the text
+        came before the failure)."""
         decoder, fold = self.decoder, self.fold
         pieces: list[str] = []
-        for name, data in decoder.feed(chunk) if chunk is not None else decoder.end():
-            if fold.complete:
-                break
-            piece = fold.add(name, data)
-            if isinstance(piece, str):
-                if piece:
-                    pieces.append(piece)
-            elif piece:
-                pieces.extend(p for p in piece if p)
+        try:
+            for name, data in decoder.feed(chunk) if chunk is not None else decoder.end():
+                if fold.complete:
+                    break
+                piece = fold.add(name, data)
+                if isinstance(piece, str):
+                    if piece:
+                        pieces.append(piece)
+                elif piece:
+                    pieces.extend(p for p in piece if p)
+        except Exception as err:
+            if not pieces:
+                raise
+            self.pending = err
         self.sent.extend(p for p in pieces if not isinstance(p, ReasoningChunk))
         return pieces
+
+    def failed(self) -> Exception | None:
+        """The pending failure, once (see :meth:`take`)."""
+        err, self.pending = self.pending, None
+        return err
 
     def opened(self, chunk: bytes | None) -> bool:
         """Take a chunk inside the attempt; whether the attempt is over (text came, the
@@ -461,7 +475,10 @@ def drive(
         yield from reading.head
         chunk: bytes | None = b""
         content_by = time.monotonic() + gap
-        while chunk is not None and not reading.fold.complete:
+        while reading.pending is not None or (chunk is not None and not reading.fold.complete):
+            late = reading.failed()
+            if late is not None:
+                raise _broken(source, late, reading, attempts, classify) from late
             try:
                 # Keep-alive pings and empty events do not move the deadline; content does.
                 with deadline.bounded(content_by):
@@ -520,7 +537,10 @@ async def adrive(
             yield piece
         chunk: bytes | None = b""
         content_by = loop.time() + gap
-        while chunk is not None and not reading.fold.complete:
+        while reading.pending is not None or (chunk is not None and not reading.fold.complete):
+            late = reading.failed()
+            if late is not None:
+                raise _broken(source, late, reading, attempts, classify) from late
             try:
                 # Keep-alive pings and empty events do not move the deadline; content does.
                 try:
