@@ -103,13 +103,18 @@ def _guard_pool(pool: Any) -> None:
 
 def _holds_unasked_bytes(connection: Any) -> bool:
     """Whether an idle pooled connection's HTTP/1.1 parser holds bytes received after the last
-    response (h11's ``trailing_data``). The one read of httpcore's private state for the guard."""
-    http11 = getattr(connection, "_connection", None)
-    parser = getattr(http11, "_h11_state", None)
-    if parser is None:
-        return False
-    data, _closed = parser.trailing_data
-    return bool(data)
+    response (h11's ``trailing_data``). The one read of httpcore's private state for the guard:
+    its connections' ``_connection`` and the HTTP/1.1 connection's ``_h11_state``."""
+    # A pooled connection holds its HTTP/1.1 connection; one through a forward proxy holds a
+    # connection to the proxy, which holds it.
+    inner = getattr(connection, "_connection", None)
+    for _ in range(3):
+        parser = getattr(inner, "_h11_state", None)
+        if parser is not None:
+            data, _closed = parser.trailing_data
+            return bool(data)
+        inner = getattr(inner, "_connection", None)
+    return False
 
 
 class _Guarded:

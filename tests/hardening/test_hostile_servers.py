@@ -417,3 +417,54 @@ def test_a_stream_of_pings_after_a_delta_ends_at_the_gap(provider: str, mode: st
     assert answer.partial_text == "hello"
     # At most timeout_s without content once the first delta came.
     assert took <= BUDGET_S + SLACK_S, took
+
+
+# --- through a proxy --------------------------------------------------------------------------------
+
+#: An origin nobody resolves: every byte goes to the proxy the environment names.
+FAR_ORIGIN = "http://origin.invalid:8080"
+
+
+@pytest.fixture
+def proxy_env(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Name a proxy for plain-HTTP origins, as a user's environment would."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+    def use(url: str) -> None:
+        monkeypatch.setenv("HTTP_PROXY", url)
+        monkeypatch.setenv("http_proxy", url)
+
+    return use
+
+
+@pytest.mark.parametrize("mode", sorted(RUNNERS))
+def test_through_a_proxy_the_deadline_and_the_guard_hold(
+    mode: str, proxy_env: Callable[[str], None]
+) -> None:
+    """The hostile server is the proxy (a forward proxy answers the request line it is sent):
+    the calls reach it, a stray second response is never handed to the next caller, and a drip
+    ends at the deadline."""
+
+    def serve(sock: socket.socket, index: int, prompt: str, server: HostileServer) -> None:
+        good = response(anthropic_body(prompt))
+        if index == 0:
+            sock.sendall(good + response(anthropic_body("STRAY")))
+        elif prompt == "drip":
+            _drip("anthropic")(sock, index, prompt, server)
+        else:
+            sock.sendall(good)
+
+    with HostileServer(serve) as proxy:
+        proxy_env(proxy.url)
+        asks = [
+            request("anthropic", FAR_ORIGIN, p, max_retries=0, timeout_s=BUDGET_S)
+            for p in ("q0", "q1", "q2", "drip")
+        ]
+        answers = RUNNERS[mode](make_client("anthropic"), asks)
+        assert proxy.requests == 4
+    assert [answer for answer, _ in answers[:3]] == ["q0", "q1", "q2"]
+    late, took = answers[3]
+    assert isinstance(late, LLMGenerateError), late
+    assert late.reason == "timeout"
+    assert took <= BUDGET_S + SLACK_S, took
