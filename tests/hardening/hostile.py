@@ -128,6 +128,8 @@ class HostileServer:
 
     def __init__(self, behaviour: Behaviour) -> None:
         self.behaviour = behaviour
+        #: Free for a test to mark the server with (a behaviour sees the server).
+        self.tag = ""
         self.requests = 0
         self.connections = 0
         self._lock = threading.Lock()

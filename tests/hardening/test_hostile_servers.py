@@ -107,13 +107,24 @@ RUNNERS = {"sync": run_sync, "async": run_async}
 
 @pytest.fixture(autouse=True, scope="module")
 def _sdks_loaded() -> None:
-    """Import the SDKs once, before any clock starts: a deadline bounds the call, and the first
-    import of an SDK takes seconds on these machines."""
+    """Import the SDKs and walk each one's request path once (plain and streamed), before any
+    clock starts: a deadline bounds the call, and an SDK's first use imports and builds seconds'
+    worth of modules on these machines (an older openai release does it inside the first call)."""
+
+    def good(sock: socket.socket, index: int, prompt: str, server: HostileServer) -> None:
+        provider = {"anthropic": "anthropic", "openai": "openai"}.get(server.tag, "gemini")
+        sock.sendall(response(BODIES[provider](prompt)))
+
     for provider in MODELS:
-        make_client(provider).close()
-    import anthropic  # noqa: F401
-    import google.genai  # noqa: F401
-    import openai  # noqa: F401
+        with HostileServer(good) as server:
+            server.tag = provider
+            client = make_client(provider)
+            try:
+                ask = request(provider, server.url, "warm", max_retries=0, timeout_s=30)
+                client.generate(ask)
+                list(client.stream(ask))
+            finally:
+                client.close()
 
 
 # --- stray bytes ----------------------------------------------------------------------------------
