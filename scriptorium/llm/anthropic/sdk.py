@@ -217,8 +217,9 @@ def _chain_failure(err: BaseException) -> Failure | None:
             message=f"{describe(err)}: the {extra} extra is missing: " + install_hint(extra),
         )
     chained = type(err).__module__.startswith(_CREDENTIAL_MODULES)
-    # AnthropicBedrock's own words when the AWS chain resolves nothing.
-    unresolved = isinstance(err, RuntimeError) and "AWS credentials" in str(err)
+    # AnthropicBedrock's own words when the AWS chain resolves nothing ("... AWS credentials ...";
+    # releases before 0.77: "could not resolve credentials from session").
+    unresolved = isinstance(err, RuntimeError) and "credentials" in str(err)
     if chained or unresolved:
         return Failure("auth", False, message=f"the platform's credentials: {describe(err)}")
     return None
