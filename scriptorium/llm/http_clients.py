@@ -34,7 +34,7 @@ import logging
 import weakref
 from typing import Any
 
-from scriptorium.llm import deadline
+import scriptorium.llm.deadline as deadline
 
 __all__ = ["guard", "sdk_http_client"]
 

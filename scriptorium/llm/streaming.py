@@ -41,7 +41,7 @@ from typing import Any, Protocol, TypeVar
 
 from scriptorium._journal import load_json
 from scriptorium.errors import LLMGenerateError, redact
-from scriptorium.llm import deadline
+import scriptorium.llm.deadline as deadline
 from scriptorium.llm.client import (
     AsyncClient,
     AsyncStreamingClient,

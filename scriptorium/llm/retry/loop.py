@@ -20,7 +20,7 @@ from typing import TypeVar
 
 import scriptorium.observe.scope as scope
 from scriptorium.errors import LLMGenerateError, redact, scrub_chain
-from scriptorium.llm import deadline
+import scriptorium.llm.deadline as deadline
 from scriptorium.llm.model import Failure, RetryInfo
 from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.policy import SLEEP_SLICE_S, RetryHooks, RetryPolicy
