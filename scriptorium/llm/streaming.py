@@ -39,9 +39,9 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import scriptorium.llm.deadline as deadline
 from scriptorium._journal import load_json
 from scriptorium.errors import LLMGenerateError, redact
-import scriptorium.llm.deadline as deadline
 from scriptorium.llm.client import (
     AsyncClient,
     AsyncStreamingClient,

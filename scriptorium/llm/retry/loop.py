@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TypeVar
 
+import scriptorium.llm.deadline as deadline
 import scriptorium.observe.scope as scope
 from scriptorium.errors import LLMGenerateError, redact, scrub_chain
-import scriptorium.llm.deadline as deadline
 from scriptorium.llm.model import Failure, RetryInfo
 from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.policy import SLEEP_SLICE_S, RetryHooks, RetryPolicy
