@@ -6,7 +6,7 @@ LITELLM := $(abspath $(LITELLM_VENV))/bin/litellm
 # tests/compat finds the proxy through this variable and skips, saying why, when it is absent.
 export SCRIPTORIUM_LITELLM ?= $(if $(wildcard $(LITELLM)),$(LITELLM),)
 
-.PHONY: install demo test test-slow compat-env browser-env lint ci
+.PHONY: install demo test test-oldest test-slow compat-env browser-env lint ci
 
 # A virtual environment with the project and its dev extras, rebuilt when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -27,6 +27,18 @@ demo: install
 TEST_WORKERS ?= 2
 test: install
 	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS)
+
+# The fast suite again on the oldest SDK releases the extras' ranges allow (constraints/oldest.txt),
+# in its own environment: supported versions are tested at both ends.
+OLDEST_VENV ?= .venv-oldest
+$(OLDEST_VENV)/.installed: pyproject.toml constraints/oldest.txt
+	python3 -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST_VENV)/bin/python -m pip install --quiet -e ".[dev]" -c constraints/oldest.txt
+	touch $@
+
+test-oldest: $(OLDEST_VENV)/.installed
+	$(OLDEST_VENV)/bin/python -m pytest -q -m "not slow" -n $(TEST_WORKERS)
 
 # What `test` leaves out: the slow tests, the compatibility suite among them (it skips, saying
 # why, without compat-env).
@@ -55,4 +67,4 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-ci: lint test test-slow
+ci: lint test test-oldest test-slow

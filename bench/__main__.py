@@ -165,6 +165,16 @@ def _verdicts(
         lines += _call_verdicts(aseq, "async time per call", 1.0, lower_is_better=True)
     if aio:
         lines += _call_verdicts(aio, "async throughput", 1.0, lower_is_better=False)
+        on_aiohttp = _find(aio, "floor_aio")
+        for row in (m for m in aio if m.row.kind == "ours" and on_aiohttp is not None):
+            assert on_aiohttp is not None
+            ratio = row.ratio(on_aiohttp)
+            if ratio is not None:
+                ok = ratio.median >= 1.0
+                lines.append(
+                    f"- {'met' if ok else 'MISSED'}: {row.row.name}, async throughput ≥ 1.00× "
+                    f"the SDK on aiohttp ({ratio.median:.2f}×)"
+                )
     by_label = {i.label: i for i in imported or []}
     engine = by_label.get("from scriptorium import Engine")
     took = engine.time() if engine is not None else None

@@ -386,41 +386,29 @@ async def raw_async(url: str) -> AsyncPair:
     return call, client.aclose
 
 
-def _pooled(is_async: bool) -> Any:
-    import anthropic
-
-    from scriptorium.llm.sdk_http import http_module
-    from scriptorium.llm.transport import transport_classes
-
-    sync_class, async_class = transport_classes(http_module(anthropic))
-    return async_class() if is_async else sync_class()
-
-
-def raw_pooled_sync(url: str) -> SyncCall:
-    """The same POST through scriptorium's pooled transport: an HTTP client that is not itself
-    the bottleneck at 200 in flight (httpcore's pool is: it polls every idle connection on every
-    request), so this row shows what the server allows."""
-    httpx, target, body, headers = _raw_parts(url)
-    client = httpx.Client(transport=_pooled(False))
-
-    def call() -> None:
-        response = client.post(target, content=body, headers=headers)
-        if response.status_code != 200:
-            raise _invalid(response.status_code)
-
-    return call
-
-
-async def raw_pooled_async(url: str) -> AsyncPair:
-    httpx, target, body, headers = _raw_parts(url)
-    client = httpx.AsyncClient(transport=_pooled(True))
+async def floor_aiohttp_async(url: str) -> AsyncPair:
+    """The bare SDK on its official aiohttp backend (``DefaultAioHttpClient``): what a user who
+    outgrows the default transport picks, and the anchor for throughput at 200 in flight."""
+    anthropic, validator, messages = _floor_parts()
+    client = anthropic.AsyncAnthropic(
+        api_key=API_KEY,
+        base_url=url,
+        max_retries=0,
+        http_client=anthropic.DefaultAioHttpClient(),
+    )
 
     async def call() -> None:
-        response = await client.post(target, content=body, headers=headers)
-        if response.status_code != 200:
-            raise _invalid(response.status_code)
+        message = await client.messages.create(
+            model=PERSON_MODEL,
+            max_tokens=PERSON_MAX_TOKENS,
+            system=PERSON_SYSTEM,
+            messages=messages,
+        )
+        value = json.loads(message.content[0].text)
+        if not validator.is_valid(value):
+            raise _invalid(value)
 
-    return call, client.aclose
+    return call, client.close
 
 
 @dataclass(frozen=True)
@@ -489,10 +477,10 @@ ROWS: tuple[Row, ...] = (
     ),
     Row("raw httpx2 POST (server check)", "one POST, no parsing", raw_sync, raw_async, "check"),
     Row(
-        "raw POST, pooled transport (server check)",
-        "one POST, no parsing, httpx2 over scriptorium.llm.transport (not the bottleneck)",
-        raw_pooled_sync,
-        raw_pooled_async,
-        "check",
+        "bare anthropic SDK on aiohttp (async floor)",
+        "as the floor; async: AsyncAnthropic(http_client=DefaultAioHttpClient()); sync: httpx",
+        floor_sync,
+        floor_aiohttp_async,
+        "floor_aio",
     ),
 )

@@ -39,6 +39,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import scriptorium.llm.deadline as deadline
 from scriptorium._journal import load_json
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.client import (
@@ -336,7 +337,7 @@ class _Reading:
     (:meth:`take`), text and reasoning pieces come out; the answer text handed out so far is
     kept for the errors (reasoning is not part of it)."""
 
-    __slots__ = ("decoder", "fold", "head", "sent")
+    __slots__ = ("decoder", "fold", "head", "pending", "sent")
 
     def __init__(self, fold: Fold, decoder: EventReader) -> None:
         self.fold = fold
@@ -344,23 +345,37 @@ class _Reading:
         self.sent: list[str] = []
         #: The pieces read inside the attempt (up to the first text), handed out after it.
         self.head: list[str] = []
+        #: A failure met in the same chunk as text before it: raised once that text is out.
+        self.pending: Exception | None = None
 
     def take(self, chunk: bytes | None) -> list[str]:
         """The text of the events ``chunk`` completes (None: the body ended), up to the
-        terminator; the pieces are counted as handed out."""
+        terminator; the pieces are counted as handed out. A failure after text in the same
+        chunk waits in ``pending`` (how the bytes were cut must not decide whether the text
+        came before the failure)."""
         decoder, fold = self.decoder, self.fold
         pieces: list[str] = []
-        for name, data in decoder.feed(chunk) if chunk is not None else decoder.end():
-            if fold.complete:
-                break
-            piece = fold.add(name, data)
-            if isinstance(piece, str):
-                if piece:
-                    pieces.append(piece)
-            elif piece:
-                pieces.extend(p for p in piece if p)
+        try:
+            for name, data in decoder.feed(chunk) if chunk is not None else decoder.end():
+                if fold.complete:
+                    break
+                piece = fold.add(name, data)
+                if isinstance(piece, str):
+                    if piece:
+                        pieces.append(piece)
+                elif piece:
+                    pieces.extend(p for p in piece if p)
+        except Exception as err:
+            if not pieces:
+                raise
+            self.pending = err
         self.sent.extend(p for p in pieces if not isinstance(p, ReasoningChunk))
         return pieces
+
+    def failed(self) -> Exception | None:
+        """The pending failure, once (see :meth:`take`)."""
+        err, self.pending = self.pending, None
+        return err
 
     def opened(self, chunk: bytes | None) -> bool:
         """Take a chunk inside the attempt; whether the attempt is over (text came, the
@@ -457,13 +472,24 @@ def drive(
         response.close()
         yield from _whole(source.response(opened.answered, attempts, _since(started)))
         return
+    gap = _gap(source, hooks)
     try:
         yield from reading.head
         chunk: bytes | None = b""
-        while chunk is not None and not reading.fold.complete:
+        content_by = time.monotonic() + gap
+        while reading.pending is not None or (chunk is not None and not reading.fold.complete):
+            late = reading.failed()
+            if late is not None:
+                raise _broken(source, late, reading, attempts, classify) from late
             try:
-                chunk = next(chunks, None)
+                # Keep-alive pings and empty events do not move the deadline; content does.
+                with deadline.bounded(content_by):
+                    chunk = next(chunks, None)
                 pieces = reading.take(chunk)
+                if pieces:
+                    content_by = time.monotonic() + gap
+                elif time.monotonic() >= content_by:
+                    raise deadline.DeadlineExceeded(_quiet(gap))
             except Exception as err:
                 raise _broken(source, err, reading, attempts, classify) from err
             yield from pieces
@@ -506,14 +532,27 @@ async def adrive(
         for item in _whole(source.response(opened.answered, attempts, _since(started))):
             yield item
         return
+    gap = _gap(source, hooks)
+    loop = asyncio.get_running_loop()
     try:
         for piece in reading.head:
             yield piece
         chunk: bytes | None = b""
-        while chunk is not None and not reading.fold.complete:
+        content_by = loop.time() + gap
+        while reading.pending is not None or (chunk is not None and not reading.fold.complete):
+            late = reading.failed()
+            if late is not None:
+                raise _broken(source, late, reading, attempts, classify) from late
             try:
-                chunk = await anext(chunks, None)
+                # Keep-alive pings and empty events do not move the deadline; content does.
+                try:
+                    async with asyncio.timeout_at(content_by):
+                        chunk = await anext(chunks, None)
+                except TimeoutError as late:
+                    raise deadline.DeadlineExceeded(_quiet(gap)) from late
                 pieces = reading.take(chunk)
+                if pieces:
+                    content_by = loop.time() + gap
             except Exception as err:
                 raise _broken(source, err, reading, attempts, classify) from err
             for piece in pieces:
@@ -525,6 +564,15 @@ async def adrive(
     if tail:
         yield tail
     yield source.response(result, attempts, _since(started))
+
+
+def _gap(source: StreamSource[Any], hooks: Any) -> float:
+    """The longest a stream may go without content once it began: the run's ``timeout_s``."""
+    return float(source.retry_args(hooks)["policy"].timeout_s)
+
+
+def _quiet(gap: float) -> str:
+    return f"no content for {gap:g}s after the stream began"
 
 
 def _since(started: float) -> float:

@@ -511,3 +511,72 @@ def test_retry_after_forms_parse_or_are_ignored(
 def test_parse_retry_after_never_raises(seconds: str, millis: str) -> None:
     value = parse_retry_after({"retry-after": seconds, "retry-after-ms": millis})
     assert value is None or value >= 0
+
+
+# --- the deadline ---------------------------------------------------------------------------------
+
+
+def test_an_async_attempt_that_never_answers_ends_at_the_deadline() -> None:
+    """Whatever the attempt waits on, the budget ends it: cancelled, then ``timeout``."""
+    import time
+
+    cancelled: list[bool] = []
+
+    async def attempt(timeout_s: float) -> str:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "never"
+
+    async def main() -> LLMGenerateError:
+        with pytest.raises(LLMGenerateError) as caught:
+            await acall_with_retry(
+                attempt,
+                by_failure,
+                policy=RetryPolicy(max_retries=2, timeout_s=0.2),
+                hooks=RetryHooks(),
+                provider="p",
+                model="m",
+            )
+        return caught.value
+
+    start = time.monotonic()
+    err = asyncio.run(main())
+    took = time.monotonic() - start
+    assert err.reason == "timeout"
+    assert err.retryable
+    assert err.attempts == 1
+    assert cancelled == [True]
+    assert took < 0.2 + 0.5
+
+
+def test_a_sync_attempt_sees_its_deadline_and_a_nested_one_never_extends_it() -> None:
+    import time
+
+    from scriptorium.llm import deadline
+
+    seen: list[float | None] = []
+
+    def attempt(timeout_s: float) -> str:
+        seen.append(deadline.left(None))
+        with deadline.bounded(time.monotonic() + 100):
+            seen.append(deadline.left(None))
+        return "ok"
+
+    assert deadline.left(5.0) == 5.0  # no deadline outside a call
+    call_with_retry(
+        attempt,
+        by_failure,
+        policy=RetryPolicy(timeout_s=2.0),
+        hooks=RetryHooks(),
+        provider="p",
+        model="m",
+    )
+    first, nested = seen
+    assert first is not None
+    assert 0 < first <= 2.0
+    assert nested is not None
+    assert nested <= first
+    assert deadline.when() is None

@@ -259,6 +259,7 @@ def platform_client(is_async: bool, key: str, platform: Platform) -> Any:
     """The SDK client of ``platform`` (retries off, nothing taken from the environment but the
     platform's own credential chain). ``key`` is a Vertex access token, when the run has one."""
     from scriptorium.llm.anthropic.sdk import sdk
+    from scriptorium.llm.http_clients import sdk_http_client
 
     module = sdk()
     if platform.name == BEDROCK:
@@ -270,6 +271,7 @@ def platform_client(is_async: bool, key: str, platform: Platform) -> Any:
             aws_profile=platform.aws_profile,
             base_url=platform.base_url,
             max_retries=0,
+            http_client=sdk_http_client(module, is_async),
         )
     else:
         cls = module.AsyncAnthropicVertex if is_async else module.AnthropicVertex
@@ -281,6 +283,7 @@ def platform_client(is_async: bool, key: str, platform: Platform) -> Any:
             access_token=key or None,
             base_url=platform.base_url,
             max_retries=0,
+            http_client=sdk_http_client(module, is_async),
         )
     # As for the Anthropic API's client: ANTHROPIC_CUSTOM_HEADERS from the environment would be
     # merged into every request; a profile alone decides what is sent.

@@ -22,11 +22,11 @@ from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.anthropic.api import BEDROCK_ERRORS, ERROR_STATUS, MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.direct import direct_post
+from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import encode_body, http_module
 from scriptorium.llm.streaming import ErrorEvent
-from scriptorium.llm.transport import pooled_http_client
 
 __all__ = [
     "SDKFactory",
@@ -159,12 +159,12 @@ def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     cls = module.AsyncAnthropic if is_async else module.Anthropic
     # max_retries=0: ours is the only retry loop. Key and base URL explicit, so the SDK reads
     # neither from the environment nor from its profile files.
-    # http_client: the SDK's default client over our pooled transport (llm/transport.py).
+    # http_client: the SDK's own HTTP client with our guard (llm/http_clients.py).
     client = cls(
         api_key=api_key,
         base_url=base_url,
         max_retries=0,
-        http_client=pooled_http_client(module, is_async),
+        http_client=sdk_http_client(module, is_async),
     )
     # The SDK also merges ANTHROPIC_CUSTOM_HEADERS from the environment into every request (and
     # they would override the auth header); a profile alone decides what is sent.
@@ -218,8 +218,9 @@ def _chain_failure(err: BaseException) -> Failure | None:
         )
     aws = type(err).__module__.startswith("botocore.")
     chained = aws or type(err).__module__.startswith(_CREDENTIAL_MODULES)
-    # AnthropicBedrock's own words when the AWS chain resolves nothing.
-    unresolved = isinstance(err, RuntimeError) and "AWS credentials" in str(err)
+    # AnthropicBedrock's own words when the AWS chain resolves nothing ("... AWS credentials ...";
+    # releases before 0.77: "could not resolve credentials from session").
+    unresolved = isinstance(err, RuntimeError) and "credentials" in str(err)
     if chained or unresolved:
         hint = _AWS_HINT if aws or unresolved else _GOOGLE_HINT
         return Failure("auth", False, message=f"the platform's credentials: {describe(err)}{hint}")

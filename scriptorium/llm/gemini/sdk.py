@@ -34,6 +34,7 @@ from typing import Any
 from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.gemini.api import DEFAULT_BASE_URL, PROVIDER, Place
+from scriptorium.llm.http_clients import guard
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.streaming import ErrorEvent
@@ -107,7 +108,7 @@ class GeminiSDK:
         http = _http_library()
         self.is_async = is_async
         self.place = place
-        self._http = http.AsyncClient() if is_async else http.Client()
+        self._http = guard(http.AsyncClient() if is_async else http.Client())
         options: dict[str, Any] = {
             "retry_options": types.HttpRetryOptions(attempts=1),
             "api_version": VERTEX_API_VERSION if place.vertexai else API_VERSION,

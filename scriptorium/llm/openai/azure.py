@@ -195,6 +195,7 @@ def azure_client(is_async: bool, key: str, deployment: Deployment) -> Any:
     """The ``AzureOpenAI`` (or async) client of one deployment: retries off, the key as
     ``api-key`` or an Entra token as a bearer token, and nothing the SDK would read from the
     environment (``OPENAI_ORG_ID``, ``AZURE_OPENAI_*``, ...) left in."""
+    from scriptorium.llm.http_clients import sdk_http_client
     from scriptorium.llm.openai.sdk import scrubbed, sdk
 
     module = sdk()
@@ -206,6 +207,7 @@ def azure_client(is_async: bool, key: str, deployment: Deployment) -> Any:
             azure_deployment=deployment.deployment,
             api_version=deployment.api_version,
             max_retries=0,
+            http_client=sdk_http_client(module, is_async),
             **credential,
         )
     except ValueError as err:  # the class refusing what it was given (no secret in its text)

@@ -16,12 +16,12 @@ from typing import Any
 
 from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.model import Failure
 from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import http_module
 from scriptorium.llm.streaming import ErrorEvent
-from scriptorium.llm.transport import pooled_http_client
 
 __all__ = [
     "SDKFactory",
@@ -101,8 +101,8 @@ def default_factory(is_async: bool, api_key: str, base_url: str) -> Any:
     retries off, environment ignored."""
     module = sdk()
     cls = module.AsyncOpenAI if is_async else module.OpenAI
-    # http_client: the SDK's default client over our pooled transport (llm/transport.py).
-    http_client = pooled_http_client(module, is_async)
+    # http_client: the SDK's own HTTP client with our guard (llm/http_clients.py).
+    http_client = sdk_http_client(module, is_async)
     return scrubbed(
         cls(api_key=api_key or NO_KEY, base_url=base_url, max_retries=0, http_client=http_client)
     )

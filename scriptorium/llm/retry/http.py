@@ -14,6 +14,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.deadline import DeadlineExceeded
 from scriptorium.llm.model import Failure
 
 __all__ = ["Classify", "as_failure", "classify_http", "parse_retry_after", "transport_failure"]
@@ -27,6 +28,8 @@ def as_failure(err: BaseException, classify: Classify) -> Failure:
     (an adapter decided, e.g. ``invalid_response``), anything else through ``classify``; a
     classifier that itself fails leaves the error unclassifiable (``invalid_response``) rather
     than let a foreign exception escape."""
+    if isinstance(err, DeadlineExceeded):
+        return Failure("timeout", True, message=str(err) or "the run's deadline passed")
     if isinstance(err, LLMGenerateError):
         return Failure(
             reason=err.reason or "invalid_response",

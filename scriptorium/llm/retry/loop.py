@@ -11,11 +11,14 @@ attempts *and* sleeps, a supervisor's ``stop_requested``). The reasoning is in
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TypeVar
 
+import scriptorium.llm.deadline as deadline
 import scriptorium.observe.scope as scope
 from scriptorium.errors import LLMGenerateError, scrub_chain
 from scriptorium.llm.model import Failure, RetryInfo
@@ -209,7 +212,9 @@ def call_with_retry(
     while True:
         timeout = loop.before_attempt()
         try:
-            value = attempt(timeout)
+            # The attempt's I/O ends when the budget does (the HTTP clients we build read it).
+            with deadline.bounded(time.monotonic() + timeout):
+                value = attempt(timeout)
         except Exception as err:
             delay = loop.after_failure(err)
         else:
@@ -237,7 +242,18 @@ async def acall_with_retry(
     while True:
         timeout = loop.before_attempt()
         try:
-            value = await attempt(timeout)
+            # The attempt ends when the budget does, whatever the server sends (cancelling it
+            # closes its connection).
+            cut = asyncio.timeout(timeout)
+            try:
+                async with cut:
+                    value = await attempt(timeout)
+            except TimeoutError as late:
+                if not cut.expired():
+                    raise
+                raise deadline.DeadlineExceeded(
+                    f"no answer within the {policy.timeout_s:g}s budget"
+                ) from late
         except Exception as err:
             delay = loop.after_failure(err)
         else:
