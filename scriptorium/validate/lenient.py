@@ -80,6 +80,8 @@ FIXES = (
     "double_escaped_quote",
     "removed_stray_bracket",
     "missing_closing_quote",
+    "inserted_missing_colon",
+    "literal_backslash",
 )
 
 #: Tags whose blocks hold a model's reasoning rather than its answer.

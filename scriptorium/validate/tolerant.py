@@ -72,6 +72,18 @@ _QUOTED_KEY = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*[:：]")
 # inside it is fine unless a space or quote follows (``a: b`` looks like a member, ``http://`` not).
 _BARE_RUN = re.compile(r"(?:[^,，:{}\[\]\"“”\n\r]|:(?![\s\"]))*")
 _BARE_COMMENT = re.compile(r"\s(?://|/\*|#)")
+# A comment starting inside a string's text (``# `` and a space: ``#5`` is text).
+_TEXT_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[\"'“”‘’]))(?://|/\*|#\s)")
+# Code, not a value: a constructor (``new NumberInt(5)``) or a call (``ObjectId(``, ``Date.now()``).
+_CODE_VALUE = re.compile(r"new\s+[A-Za-z_$]|.*?[\w$.]\(")
+# Unquoted values led by digits that no reader takes for a number: an ISO date or date-time, a
+# clock time, a UUID; they must end where a value ends.
+_DIGIT_WORD = re.compile(
+    r"(?:(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)?"
+    r"|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+    r"|[0-9][0-9a-fA-F]{7}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+    r"(?=[ \t]*(?:[,，}\]\n\r]|//|/\*|#|$))"
+)
 _PYTHON_PREFIX = re.compile(r"([rRuUbBfF]{1,2})(?=['\"])")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -181,6 +193,7 @@ class Reader:
         """The one value the whole text holds (space and comments around it allowed), and where
         the reading ends: the end of the text, or ``continued_at``."""
         value, pos = self.read_value(0)
+        value, pos = self._joined(value, pos, member=False)  # ``"a" + "b"`` as the whole value
         if self.continued_at is not None:
             return value, self.continued_at
         pos = self.skip_space(pos)
@@ -310,8 +323,9 @@ class Reader:
             if self.text[pos] == "}":
                 return result, self._closed(pos + 1, depth, "{", stray=False)
         while True:
+            key_at = pos
             key, pos = self._read_key(pos)
-            pos = self._colon(self._expect_more(pos))
+            pos = self._colon(key_at, pos)
             value, pos = self._read_member_value(pos, depth)
             result[key] = value  # a repeated key keeps its last value, as json.loads does
             pos, closed = self._after_member(pos, depth)
@@ -379,12 +393,18 @@ class Reader:
             return (_PYTHON_KEYS[word] if self._choose(2) == 0 else word), match.end()
         return word, match.end()
 
-    def _colon(self, pos: int) -> int:
-        """The offset past the colon after a key (a full-width or doubled colon accepted)."""
+    def _colon(self, key_at: int, after_key: int) -> int:
+        """The offset past the colon after the key read from ``key_at`` to ``after_key`` (a
+        full-width or doubled colon accepted). A quoted key followed on its line by a value has
+        lost its colon (``{"a" 1}``): nothing else can stand between a key and a value."""
+        pos = self._expect_more(after_key)
         char = self.text[pos]
         if char == "：":
             self._note("fullwidth_punctuation")
         elif char != ":":
+            if self._colon_missing(key_at, after_key, pos):
+                self._note("inserted_missing_colon")
+                return pos
             raise ReadError(pos, "parse", "expected ':' after an object key")
         after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
         if after < self.end and self.text[after] in ":：":
@@ -392,8 +412,24 @@ class Reader:
             return after + 1
         return pos + 1
 
+    def _colon_missing(self, key_at: int, after_key: int, pos: int) -> bool:
+        """Whether the key at ``key_at`` (quoted) is followed, on its line, by a value at ``pos``
+        that is not a bare word (``{"a" 1}``, ``{"a" "b"}``, ``{"a" [1]}``)."""
+        text = self.text
+        if text[key_at] not in QUOTES or not self._inline(after_key, pos):
+            return False
+        char = text[pos]
+        if char in QUOTES:
+            return pos > after_key  # ``"a""b"`` is a doubled quote, not two strings
+        return char in "{[" or self._is_number_start(pos) or self._bare_value_follows(pos)
+
     def _read_member_value(self, pos: int, depth: int) -> tuple[Any, int]:
         pos = self.skip_space(pos)
+        digit_word = _DIGIT_WORD.match(self.text, pos)
+        if digit_word is not None:
+            # A date, a time or a UUID written without quotes: a string to every reader.
+            self._note("unquoted_value")
+            return digit_word.group(), digit_word.end()
         if pos < self.end and (self.text[pos].isalpha() or self.text[pos] == "_"):
             prefixed = _PYTHON_PREFIX.match(self.text, pos)
             if prefixed is not None:
@@ -599,6 +635,7 @@ class Reader:
         pos += 2 if doubled else 1
         unescaped = False  # the string holds a quote of its own kind that is not a delimiter
         passed = False  # a quote that could have closed the string was read as text
+        literal: bool | None = None  # its backslashes are text (decided at the first one)
         while True:
             run_end = plain.match(text, pos).end()  # type: ignore[union-attr]
             parts.append(text[pos:run_end])
@@ -609,6 +646,10 @@ class Reader:
             char = text[pos]
             if char in closers or char in mixed:
                 own = char in closers
+                if own and self._after_plus(pos) and not self._may_close(pos + 1, key):
+                    # ``"abc + "def"``: a join whose first string lost its closing quote, with
+                    # or without the space; not a quote inside the text.
+                    raise ReadError(pos, "parse", "a quote after '+' inside a string")
                 if (
                     own
                     and not (unescaped or passed)
@@ -620,7 +661,7 @@ class Reader:
                     # A quote right after a delimiter opens the next string: this one's closing
                     # quote is missing before the delimiter (when the quote cannot close this
                     # string, that is the only reading left).
-                    return self._closed_before_delimiter(parts, pos, opener)
+                    return self._closed_before_delimiter(parts, pos, opener, start)
                 if doubled and own and text.startswith(char * 2, pos):
                     if self._may_close(pos + 2, key):
                         return self._finish(parts, opener, pos + 2)
@@ -665,6 +706,14 @@ class Reader:
                 parts.append(char)
                 pos += 1
             elif char == "\\":
+                if literal is None:
+                    literal = self._backslashes_are_text(pos, closers + mixed)
+                if literal:
+                    if _escape_meant(text, pos):
+                        raise ReadError(pos, "parse", "a string whose backslashes read two ways")
+                    parts.append(char)  # ``"C:\Users\x"``: no escape was meant
+                    pos += 1
+                    continue
                 decoded, pos = self._read_escape(pos, single=opener in "'`")
                 parts.append(decoded)
             else:
@@ -722,7 +771,34 @@ class Reader:
         content = self.text[start + 1 : back]
         return bool(content) and not any(char in _BEFORE_OPENING for char in content)
 
-    def _closed_before_delimiter(self, parts: list[str], pos: int, opener: str) -> tuple[str, int]:
+    def _backslashes_are_text(self, pos: int, closers: str) -> bool:
+        r"""Whether no backslash from ``pos`` to the next quote that may close the string (or the
+        line end) starts an escape any reader knows (``"C:\Users\x"``, ``"\d+"``): then the
+        backslashes are text, as Python keeps them, and nobody meant JavaScript's dropping
+        them. One known escape among them (``"C:\new\x"``) leaves the string refused."""
+        text = self.text
+        cursor = pos
+        while cursor < self.end and text[cursor] not in closers and text[cursor] not in "\n\r":
+            if text[cursor] == "\\":
+                if _escape_meant(text, cursor):
+                    return False
+                cursor += 1
+            cursor += 1
+        if cursor > self.reach:
+            self.reach = cursor
+        self._note("literal_backslash")
+        return True
+
+    def _after_plus(self, pos: int) -> bool:
+        """Whether a ``+`` comes right before the quote at ``pos`` (spaces skipped)."""
+        back = pos - 1
+        while back >= 0 and self.text[back] in " \t":
+            back -= 1
+        return back >= 0 and self.text[back] == "+"
+
+    def _closed_before_delimiter(
+        self, parts: list[str], pos: int, opener: str, start: int
+    ) -> tuple[str, int]:
         """A quote that opens a new string right after a delimiter (``"New York, "gender": ...``)
         while the string before it never closed: its closing quote is missing before the
         delimiter, where the reading goes on. (Read as text, the quote would need the string to
@@ -732,6 +808,9 @@ class Reader:
         while self.text[back] in " \t\n\r":
             back -= 1
         value = "".join(parts)
+        if _TEXT_COMMENT.search(self.text, start + 1, back + 1) is not None:
+            # ``"abc // note\n, "b"``: the quote is missing before the comment, or at the line end.
+            raise ReadError(back, "parse", "a comment in a string whose closing quote is missing")
         self._note("missing_closing_quote")
         return self._finish([value[: len(value) - (pos - back)]], opener, back)
 
@@ -821,7 +900,15 @@ class Reader:
             return True
         char = self.text[pos]
         if key:
-            return char in ":："
+            if char in "/#":  # ``'a' /* note */: 1``: a comment between a key and its colon
+                try:
+                    pos = self.skip_space(pos, note=False)
+                except ReadError:
+                    return False
+                return pos < self.end and self.text[pos] in ":："
+            # A value on the key's line: the colon is missing (``{"a" 1}``, ``{"a" "b"}``).
+            spaced = char in QUOTES and self.text[pos - 1] in " \t"
+            return char in ":：" or spaced or self._bare_value_follows(pos)
         if char == "/":
             return self.text.startswith(("//", "/*"), pos)
         if char == "+":
@@ -1026,6 +1113,9 @@ class Reader:
             return value, after
         if word in _NON_FINITE:
             raise ReadError(pos, "non_finite", f"{word} is not a JSON number")
+        if _CODE_VALUE.match(word) is not None:
+            # ``new NumberInt(5)``, ``ObjectId("..")``: code whose value is not in the text.
+            raise ReadError(pos, "parse", f"code, not a value: {_clip(word)!r}")
         self._note("unquoted_value")
         if word in _WORDLIKE_LITERALS and self._choose(2) == 1:
             return _WORDLIKE_LITERALS[word], after
@@ -1168,6 +1258,15 @@ class Reader:
 
 
 _NOT_A_LITERAL: Any = object()
+# What follows a backslash that some reader (JSON, Python, JavaScript) reads as an escape.
+_MEANT_ESCAPE = re.compile(
+    r"\\(?:[\"'`“”‘’\\/bfnrtva0-9\n\r]|u[0-9a-fA-F]{4}|u\{|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|N\{)"
+)
+
+
+def _escape_meant(text: str, pos: int) -> bool:
+    """Whether the backslash at ``pos`` starts an escape some reader knows."""
+    return _MEANT_ESCAPE.match(text, pos) is not None or pos + 1 >= len(text)
 
 
 def _spelled_literal(word: str) -> Any:
