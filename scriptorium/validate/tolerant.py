@@ -514,6 +514,10 @@ class Reader:
         if not stray or self._choose(2) == 0:
             self.continued_at = end
             return end
+        if self.assumed_missing:
+            # A bracket taken for missing and then one left over: the two slips cancel, and
+            # the reading where the wrong bracket stands for the missing one has neither.
+            raise ReadError(end - 1, "parse", "a bracket taken for missing and one left over")
         self._note("removed_stray_bracket")
         return -end
 

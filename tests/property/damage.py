@@ -66,7 +66,7 @@ FAMILIES = RECOVERABLE + NEVER
 _WRAPPERS = ("bom", "fence", "prose", "reasoning")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PLAIN_WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
+_PLAIN_WORDS = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)*")
 # Words a reader may take for a literal, or that are one slip from one, are never written bare.
 _LITERALISH = {
     "true",
@@ -117,10 +117,12 @@ class _Special:
 @dataclass
 class _Writer:
     rng: random.Random
-    slips: dict[str, int]  # family -> the index of the eligible place that gets it
+    slips: dict[str, set[int]]  # family -> the indexes of the eligible places that get it
     indent: bool
     python: bool  # Python literals everywhere
     quotes: str  # '"' or "'" (the writer's usual quote)
+    newline: str = "\n"
+    tab: str = "  "
     seen: Counter[str] = field(default_factory=Counter)
     applied: set[str] = field(default_factory=set)
 
@@ -128,17 +130,19 @@ class _Writer:
         """Whether this eligible place of ``family`` is the one chosen for it."""
         index = self.seen[family]
         self.seen[family] += 1
-        if self.slips.get(family) == index:
+        if index in self.slips.get(family, ()):
             self.applied.add(family)
             return True
         return False
 
     def gap(self, depth: int) -> str:
-        return "\n" + "  " * depth if self.indent else ""
+        return self.newline + self.tab * depth if self.indent else ""
 
     def comment(self) -> str:
         chosen = self.rng.choice(_COMMENTS)
-        return " " + chosen + ("" if chosen.startswith("/*") else "\n")
+        if not self.indent:
+            return " /* note */ "
+        return " " + chosen + ("" if chosen.startswith("/*") else self.newline)
 
     # -- values -------------------------------------------------------------------------------
 
@@ -191,8 +195,8 @@ class _Writer:
         members = list(value.items())
         for index, (key, item) in enumerate(members):
             parts.append(self.gap(depth + 1) if self.indent or not index else " ")
-            if self.indent and self.at("comment"):
-                parts.append(self.comment().lstrip(" ") + ("  " * (depth + 1)))
+            if self.at("comment"):
+                parts.append(self.comment().lstrip(" ") + (self.tab * (depth + 1) * self.indent))
             written_key = self.key(key)
             parts.append(written_key)
             written = self.value(item, depth + 1, member=True)
@@ -217,8 +221,8 @@ class _Writer:
                         parts.append(" ")
                 else:
                     parts.append(",")
-                    if self.at("comment") and self.indent:
-                        parts.append(self.comment().rstrip("\n"))
+                    if self.at("comment"):
+                        parts.append(self.comment().rstrip("\n").rstrip(" "))
         if self.at("trailing_comma"):
             parts.append(",")
         parts.append(self.gap(depth))
@@ -240,6 +244,8 @@ class _Writer:
         written = [self.value(item, depth + 1) for item in value]
         for index, item in enumerate(written):
             parts.append(self.gap(depth + 1))
+            if self.at("comment"):
+                parts.append(self.comment().lstrip(" ") + (self.tab * (depth + 1) * self.indent))
             parts.append(item)
             if index == len(written) - 1:
                 break
@@ -393,18 +399,25 @@ def write(value: Any, families: tuple[str, ...], seed: int) -> Case:
     for family in families:
         if family in _MEMBER_SPECIALS:
             tree = _place_special(tree, _special(family, rng), rng)
-    style = (rng.random() < 0.5, rng.random() < 0.2, "'" if rng.random() < 0.2 else '"')
+    style = (
+        rng.random() < 0.5,
+        rng.random() < 0.2,
+        "'" if rng.random() < 0.2 else '"',
+        "\r\n" if rng.random() < 0.2 else "\n",
+        rng.choice(("  ", "    ", "\t")),
+    )
     slip_families = [f for f in families if f not in _WRAPPERS and f not in _MEMBER_SPECIALS]
     slip_families += [f for f in families if f in _MEMBER_SPECIALS]
     # First count the places each slip may go, then write again with one place chosen for each.
     counter = _Writer(random.Random(seed), {}, *style)
     counter.value(tree, 0)
-    slips = {}
+    slips: dict[str, set[int]] = {}
     for family in slip_families:
         if family in _MEMBER_SPECIALS:
             continue
-        if family == "truncated" or counter.seen[family]:
-            slips[family] = rng.randrange(max(counter.seen[family], 1))
+        places = counter.seen[family]
+        if places:
+            slips[family] = {rng.randrange(places) for _ in range(rng.choice((1, 1, 2)))}
     writer = _Writer(random.Random(seed), slips, *style)
     body = writer.value(tree, 0)
     applied = [f for f in slip_families if f in _MEMBER_SPECIALS] + sorted(writer.applied)
