@@ -116,6 +116,7 @@ _REASONING_CLOSE = re.compile(
 )
 # A double-quoted string in prose, set off like a word: brackets inside it are quoted text.
 _PROSE_STRING = re.compile(r'(?<![^\s:(])"(?:[^"\\\n]|\\.)*"(?=[\s.,;:!?)]|$)')
+_SPAN_CLOSE = re.compile(r"[ \t]*(?:[,:}\]\n/#]|$)")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _FENCE_OPEN = re.compile(r"^[ \t]*```[ \t]*(?:[A-Za-z][\w+.-]*)?", re.MULTILINE)
 _FENCE_CLOSE = re.compile(r"^[ \t]*```|```[ \t]*$", re.MULTILINE)
@@ -462,8 +463,14 @@ def _regions(text: str) -> list[_Region]:
 
 
 def _span_end(body: str, start: int) -> int:
-    """The offset past the bracket closing the one at ``start`` (double-quoted strings skipped),
-    or the end of ``body`` when it never closes."""
+    """The offset past the bracket closing the one at ``start``, or the end of ``body`` when it
+    never closes: the further of the two ends found with strings skipped and with brackets
+    alone counted, since a broken value may have lost a quote (``"abc + "def"``) as well as
+    hold a bracket inside a string (``"}"``); the scan never resumes inside a broken value."""
+    return max(_bracket_end(body, start, strings=True), _bracket_end(body, start, strings=False))
+
+
+def _bracket_end(body: str, start: int, *, strings: bool) -> int:
     depth = 0
     pos = start
     end = len(body)
@@ -475,12 +482,23 @@ def _span_end(body: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return pos + 1
-        elif char == '"':
+        elif strings and char in "\"'" and _opens_string(body, pos):
+            # A string ends at a quote a delimiter follows, or at the line end (lost quote).
             pos += 1
-            while pos < end and body[pos] != '"':
+            while pos < end and body[pos] != "\n":
+                if body[pos] == char and _SPAN_CLOSE.match(body, pos + 1) is not None:
+                    break
                 pos += 2 if body[pos] == "\\" else 1
         pos += 1
     return end
+
+
+def _opens_string(body: str, pos: int) -> bool:
+    """Whether the single quote at ``pos`` follows a delimiter (an apostrophe follows a letter)."""
+    back = pos - 1
+    while back >= 0 and body[back] in " \t\r\n":
+        back -= 1
+    return back < 0 or body[back] in "{[,:"
 
 
 def _runs_on(probe: Reader, reading: Reading) -> bool:
@@ -514,12 +532,26 @@ def _after_quoted_key(body: str, start: int) -> bool:
     back = start - 1
     while back >= 0 and body[back] in " \t":
         back -= 1
+    if back >= 0 and body[back] in QUOTES:
+        return _key_before(body, back)  # ``"key" {...}``: its colon is missing
     if back < 0 or body[back] not in ":：":
         return False
     back -= 1
     while back >= 0 and body[back] in " \t":
         back -= 1
     return back >= 0 and body[back] in QUOTES
+
+
+def _key_before(body: str, close: int) -> bool:
+    """Whether the quote at ``close`` ends a string opened on its line after ``,`` or ``{``."""
+    line = body.rfind("\n", 0, close) + 1
+    opened = body.rfind(body[close] if body[close] in "\"'" else "“", line, close)
+    if opened < 0:
+        return False
+    back = opened - 1
+    while back >= line and body[back] in " \t":
+        back -= 1
+    return back >= line and body[back] in ",，{"
 
 
 def _member_of_bare_object(body: str, start: int) -> bool:

@@ -68,12 +68,18 @@ _KEY_WORD = re.compile(r"(?:[^\W\d]|\$)(?:[\w$]|-(?=[\w$]))*")
 # Numbers as keys, where Python and JavaScript spell the key alike (no exponent, no trailing zero).
 _KEY_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?(?=[ \t]*[:：])")
 _QUOTED_KEY = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*[:：]")
+# ... and one whose colon is missing before a value on its line.
+_QUOTED_KEY_NO_COLON = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]+[\"'{\[0-9-]")
 # An unquoted string value runs to a comma, a bracket, a quote or the end of the line; a colon
 # inside it is fine unless a space or quote follows (``a: b`` looks like a member, ``http://`` not).
 _BARE_RUN = re.compile(r"(?:[^,，:{}\[\]\"“”\n\r]|:(?![\s\"]))*")
+# How far back a comment before a quote is looked for (keeps each look bounded).
+_LOOK_BACK = 200
+_LINE_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[,，:：{\[]))(?://|#)")
 _BARE_COMMENT = re.compile(r"\s(?://|/\*|#)")
 # A comment starting inside a string's text (``# `` and a space: ``#5`` is text).
 _TEXT_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[\"'“”‘’]))(?://|/\*|#\s)")
+_QUOTED_WORD = re.compile(r"(?:^|\s)['‘`]")
 # Code, not a value: a constructor (``new NumberInt(5)``) or a call (``ObjectId(``, ``Date.now()``).
 _CODE_VALUE = re.compile(r"new\s+[A-Za-z_$]|.*?[\w$.]\(")
 # Unquoted values led by digits that no reader takes for a number: an ISO date or date-time, a
@@ -82,7 +88,7 @@ _DIGIT_WORD = re.compile(
     r"(?:(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)?"
     r"|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
     r"|[0-9][0-9a-fA-F]{7}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
-    r"(?=[ \t]*(?:[,，}\]\n\r]|//|/\*|#|$))"
+    r"(?=[ \t]*(?:[,，}\]\n\r]|//|/\*|#|$)|[ \t]+(?:[\"'“]|[\w$-]+[ \t]*[:：]))"
 )
 _PYTHON_PREFIX = re.compile(r"([rRuUbBfF]{1,2})(?=['\"])")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
@@ -130,6 +136,8 @@ _PLAIN_RUN = {
 }
 _TRIPLE_BODY = {q: re.compile(rf"(?:[^{q}\\]|\\[\s\S]|{q}(?!{q}{q}))*") for q in ('"', "'")}
 QUOTES = frozenset(_CLOSERS)
+# A delimiter and a quote that opens a string after it (the reading runs on through them).
+_OPENING_AFTER_DELIMITER = re.compile("[,，:：{\\[][ \\t]*[" + "".join(sorted(_CLOSERS)) + "]")
 # After a closing quote (value strings), one of these may follow; anything else means the quote
 # was part of the text. Quotes and brackets are here because a comma may be missing before them.
 _AFTER_VALUE = frozenset(",，}])\n\r{[#") | QUOTES
@@ -183,6 +191,8 @@ class Reader:
         self.reach = 0
         self.continued_at: int | None = None
         self.assumed_missing = False
+        self._missing_before = -1  # where a bracket was last taken for missing
+        self._swallowed = ""  # closing brackets read as text after a quote that could close
         self._doubled: bool | None = None  # how doubled openers (``""key""``) read, once decided
         self._open_quote: str | None = None  # an item whose opening quote is missing comes next
         self._last_string: tuple[int, str] = (-1, "")  # end offset and opener of the last string
@@ -363,6 +373,16 @@ class Reader:
                 return pos, False
             raise ReadError(pos, "parse", "expected ',' or '}' after an object member")
 
+    def _key_follows(self, pos: int) -> bool:
+        """Whether a key and its colon start at ``pos`` (``"b":``, ``b:``, ``"b" "v"``)."""
+        if _QUOTED_KEY.match(self.text, pos) or _QUOTED_KEY_NO_COLON.match(self.text, pos):
+            return True
+        word = _KEY_WORD.match(self.text, pos)
+        if word is None:
+            return False
+        after = _INLINE_SPACE.match(self.text, word.end()).end()  # type: ignore[union-attr]
+        return after < self.end and self.text[after] in ":："
+
     def _key_starts(self, pos: int) -> bool:
         text = self.text
         return (
@@ -416,15 +436,21 @@ class Reader:
         """Whether the key at ``key_at`` (quoted) is followed, on its line, by a value at ``pos``
         that is not a bare word (``{"a" 1}``, ``{"a" "b"}``, ``{"a" [1]}``)."""
         text = self.text
-        if text[key_at] not in QUOTES or not self._inline(after_key, pos):
-            return False
+        if text[key_at] not in QUOTES or not self._inline(after_key, pos) or pos == after_key:
+            return False  # (``"a""b"`` is a doubled quote, not a key and a value)
         char = text[pos]
         if char in QUOTES:
-            return pos > after_key  # ``"a""b"`` is a doubled quote, not two strings
+            return True
         return char in "{[" or self._is_number_start(pos) or self._bare_value_follows(pos)
 
     def _read_member_value(self, pos: int, depth: int) -> tuple[Any, int]:
         pos = self.skip_space(pos)
+        word = _IDENT.match(self.text, pos)
+        if word is not None and word.group() in _LITERALS:
+            after = _INLINE_SPACE.match(self.text, word.end()).end()  # type: ignore[union-attr]
+            if after > word.end() and self._key_follows(after):
+                # ``{"a": False "b": 1}``: the literal, then the next member's key.
+                return self.read_value(pos, depth)
         digit_word = _DIGIT_WORD.match(self.text, pos)
         if digit_word is not None:
             # A date, a time or a UUID written without quotes: a string to every reader.
@@ -534,14 +560,14 @@ class Reader:
         if pos >= self.end:
             return False
         comma = self.text[pos] in ",，"
-        if comma:
+        while pos < self.end and self.text[pos] in ",，":  # ``],, null]``: commas, then more
             try:
                 pos = self.skip_space(pos + 1, note=False)
             except ReadError:
                 return False
-            if pos >= self.end:
-                # ``{"a": 1},`` at the end: the generation stopped before what came next.
-                raise ReadError(pos, "truncated", "the text ends after a comma following the value")
+        if comma and pos >= self.end:
+            # ``{"a": 1},`` at the end: the generation stopped before what came next.
+            raise ReadError(pos, "truncated", "the text ends after a comma following the value")
         text = self.text
         if opener == "[":
             return comma and self._starts_value(pos)
@@ -598,9 +624,17 @@ class Reader:
         """A closing bracket of the wrong kind at ``pos``: it stands for the expected one
         (consumed), or the expected one is missing before it (left for the enclosing value)."""
         self._note("mismatched_bracket")
+        expected = "]" if self.text[pos] == "}" else "}"
+        if self._missing_before == pos or expected in self._swallowed:
+            # (A string that read ``"}`` as text, then a ``}`` taken for missing: the slips
+            # cancel, and the reading where the quote closed has neither.)
+            # One wrong bracket stands for one missing bracket, not for several: ``[[1, 2}``
+            # read as ``[[1, 2]]`` would close a value that was cut off.
+            return pos + 1
         if self._choose(2) == 0:
             return pos + 1
         self.assumed_missing = True
+        self._missing_before = pos
         return pos
 
     def _comma_at(self, pos: int) -> bool:
@@ -640,6 +674,7 @@ class Reader:
         unescaped = False  # the string holds a quote of its own kind that is not a delimiter
         passed = False  # a quote that could have closed the string was read as text
         literal: bool | None = None  # its backslashes are text (decided at the first one)
+        line_start = pos  # where the string's current line starts
         while True:
             run_end = plain.match(text, pos).end()  # type: ignore[union-attr]
             parts.append(text[pos:run_end])
@@ -650,6 +685,11 @@ class Reader:
             char = text[pos]
             if char in closers or char in mixed:
                 own = char in closers
+                if not own and (unescaped or passed) and self._opens_here(pos):
+                    # Once a quote that could close the string was text, a quote of any kind
+                    # right after a delimiter (``"a "b" c"},“d”``) starts a string: the reading
+                    # that runs on through the delimiter is a misreading.
+                    raise ReadError(pos, "parse", "a quote where a new string would start")
                 if own and self._after_plus(pos) and not self._may_close(pos + 1, key):
                     # ``"abc + "def"``: a join whose first string lost its closing quote, with
                     # or without the space; not a quote inside the text.
@@ -695,6 +735,9 @@ class Reader:
                             self._note("mixed_quotes")
                         return self._finish(parts, opener, pos + 1)
                     passed = True
+                    after = _INLINE_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+                    if after < end and text[after] in _CLOSING:
+                        self._swallowed += text[after]
                     if own and parts[-2:] == ["\\", ""] and self._choose(2) == 1:
                         parts[-2] = ""  # ``\\"`` as a quote escaped twice
                         self._note("double_escaped_quote")
@@ -727,6 +770,12 @@ class Reader:
                     # With quotes already in doubt, a string running on past the line end is
                     # a misreading, not a multi-line value.
                     raise ReadError(pos, "parse", "a string with an unescaped quote spans lines")
+                if char in "\n\r":
+                    if _TEXT_COMMENT.search(text, line_start, pos) is not None:
+                        # ``"abc // note`` then a line break: the closing quote is missing
+                        # before the comment or at the line end, not somewhere further on.
+                        raise ReadError(pos, "parse", "a comment in a string that spans lines")
+                    line_start = pos + 1
                 # A raw newline or tab inside a string: the model meant that character.
                 self._note("escaped_control_char")
                 parts.append(char)
@@ -888,6 +937,10 @@ class Reader:
         stop = plain.match(self.text, pos).end()  # type: ignore[union-attr]
         if stop >= self.end:
             return True
+        if _OPENING_AFTER_DELIMITER.search(self.text, pos, stop) is not None:
+            # ``"a "b" c", 'd'``: a quote of another kind right after a delimiter opens a string;
+            # a string holding quotes in doubt does not run on through it.
+            return True
         char = self.text[stop]
         if char in "\n\r":
             return unescaped
@@ -911,8 +964,10 @@ class Reader:
                     return False
                 return pos < self.end and self.text[pos] in ":："
             # A value on the key's line: the colon is missing (``{"a" 1}``, ``{"a" "b"}``).
-            spaced = char in QUOTES and self.text[pos - 1] in " \t"
-            return char in ":：" or spaced or self._bare_value_follows(pos)
+            if char in ":：":
+                return True
+            spaced = self.text[pos - 1] in " \t"  # ``""0""`` is no key before a value
+            return spaced and (char in QUOTES or self._bare_value_follows(pos))
         if char == "/":
             return self.text.startswith(("//", "/*"), pos)
         if char == "+":
@@ -969,8 +1024,23 @@ class Reader:
         spaces and line breaks skipped)."""
         back = pos - 1
         text = self.text
-        while back >= 0 and text[back] in " \t\n\r":
-            back -= 1
+        while True:
+            while back >= 0 and text[back] in " \t\n\r":
+                back -= 1
+            if back < 1 or not text.startswith("*/", back - 1):
+                break
+            opened = text.rfind("/*", max(back - _LOOK_BACK, 0), back - 1)  # look before it
+            if opened < 0:
+                break
+            back = opened - 1
+        if back >= 0 and text[back] not in _BEFORE_OPENING and text[back + 1 : pos].count("\n"):
+            # ``,  // note`` ending the line before: look before the comment.
+            line = max(text.rfind("\n", 0, back + 1) + 1, back - _LOOK_BACK)
+            comment = _LINE_COMMENT.search(text, line, back + 1)
+            if comment is not None:
+                back = comment.start() - 1
+                while back >= 0 and text[back] in " \t":
+                    back -= 1
         return back >= 0 and text[back] in _BEFORE_OPENING
 
     def _read_triple(self, pos: int) -> tuple[str, int]:
@@ -1117,6 +1187,9 @@ class Reader:
             return value, after
         if word in _NON_FINITE:
             raise ReadError(pos, "non_finite", f"{word} is not a JSON number")
+        if _QUOTED_WORD.search(word) is not None:
+            # ``True 'type' 'x'``: quoted words inside an unquoted value are not its text.
+            raise ReadError(pos, "parse", "quotes inside an unquoted value")
         if _CODE_VALUE.match(word) is not None:
             # ``new NumberInt(5)``, ``ObjectId("..")``: code whose value is not in the text.
             raise ReadError(pos, "parse", f"code, not a value: {_clip(word)!r}")

@@ -96,13 +96,32 @@ _PATHS = ("C:\\Users\\x", "D:\\data\\Project\\q.csv", "\\d+\\s*", "C:\\Program F
 
 @dataclass
 class Case:
-    """A text written from ``value`` with the slips of ``families``; ``means`` is False when the
-    text has no value a careful reader would take (a ``never`` slip)."""
+    """A text written from ``value`` with the slips of ``families``.
+
+    ``means``: returning ``value`` is right (false when a ``never`` slip put code or a hole where
+    part of it was; a cut-off text still means its value, it just cannot be read). ``clear``:
+    every slip is recoverable, so the reader must return ``value``. ``refuse``: the reader must
+    return nothing.
+    """
 
     text: str
     value: Any
     families: tuple[str, ...]
     means: bool
+
+    @property
+    def clear(self) -> bool:
+        return all(family in RECOVERABLE for family in self.families)
+
+    @property
+    def refuse(self) -> bool:
+        return not self.means
+
+    def due(self, ok: bool, value: Any) -> bool:
+        """Whether the reader's outcome is as the rule says."""
+        if ok:
+            return self.means and same_value(value, self.value)
+        return not self.clear
 
 
 @dataclass
@@ -165,9 +184,9 @@ class _Writer:
 
     def string(self, text: str, *, member: bool, key: bool = False) -> str:
         plain = _PLAIN_WORDS.fullmatch(text) is not None
-        if member and plain and text.lower() not in _LITERALISH and self.at("unquoted_value"):
-            if not _near_literal(text):
-                return text
+        literal = text.lower() in _LITERALISH or _near_literal(text)
+        if member and plain and not literal and self.at("unquoted_value"):
+            return text
         if not key and len(text) >= 2 and self.at("concatenation"):
             cut = len(text) // 2
             if not _splits_escape(text, cut):
@@ -193,11 +212,12 @@ class _Writer:
         if self.at("leading_comma"):
             parts.append(",")
         members = list(value.items())
-        for index, (key, item) in enumerate(members):
+        keys = [self.key(key) for key, _ in members]
+        for index, (_, item) in enumerate(members):
             parts.append(self.gap(depth + 1) if self.indent or not index else " ")
             if self.at("comment"):
                 parts.append(self.comment().lstrip(" ") + (self.tab * (depth + 1) * self.indent))
-            written_key = self.key(key)
+            written_key = keys[index]
             parts.append(written_key)
             written = self.value(item, depth + 1, member=True)
             bare = _is_bare(written)
@@ -216,7 +236,8 @@ class _Writer:
                 # A comma may go missing after a member unless its value is a bare word
                 # (the word would run on) or the next member starts on the same line with
                 # nothing to part them.
-                if not bare and self.at("missing_comma"):
+                python = not self.indent and _adjacent_python(written, keys[index + 1])
+                if not bare and not python and self.at("missing_comma"):
                     if not self.indent:
                         parts.append(" ")
                 else:
@@ -286,7 +307,10 @@ def _near_literal(word: str) -> bool:
     for literal in ("true", "false", "null", "none"):
         if lower[:1] != literal[0]:
             continue
-        if len(lower) == len(literal) and sum(a != b for a, b in zip(lower, literal, strict=True)) <= 2:
+        if (
+            len(lower) == len(literal)
+            and sum(a != b for a, b in zip(lower, literal, strict=True)) <= 2
+        ):
             return True
         if abs(len(lower) - len(literal)) == 1:
             shorter, longer = sorted((lower, literal), key=len)
@@ -308,7 +332,10 @@ def _parted(written: str) -> bool:
 
 
 def _adjacent_python(left: str, right: str) -> bool:
-    return left[0] in "\"'“" and right[0] in "\"'“" and "'" in (left[0], right[0])
+    """Whether two strings side by side would be one to Python (one of them single-quoted)."""
+    if not left or not right:
+        return False
+    return left[-1] in "\"'”" and right[0] in "\"'“" and "'" in (left[-1], right[0])
 
 
 def _missing_colon_fits(written: str) -> bool:
@@ -328,7 +355,9 @@ def _special(family: str, rng: random.Random) -> _Special:
         path = rng.choice(_PATHS)
         return _Special(family, path, '"' + path + '"')
     if family == "constructor_call":
-        return _Special(family, None, rng.choice(("new NumberInt(5)", 'ObjectId("5f1")', "Date.now()")))
+        return _Special(
+            family, None, rng.choice(("new NumberInt(5)", 'ObjectId("5f1")', "Date.now()"))
+        )
     if family == "plus_in_open_string":
         return _Special(family, None, '"abc + "def"')
     if family == "comment_in_open_string":
@@ -367,7 +396,13 @@ def _place_special(value: Any, special: _Special, rng: random.Random) -> Any:
 
     walk(value)
     if objects:
-        rng.choice(objects)["s_" + special.family] = special
+        # First in its object: a string whose quotes are in doubt is not followed by the
+        # object's closing bracket (``"a "b" c"},{} ""``: it might run on through it).
+        target = rng.choice(objects)
+        rest = dict(target)
+        target.clear()
+        target["s_" + special.family] = special
+        target.update(rest)
     else:
         rng.choice(arrays).append({"s_" + special.family: special})
     return value
@@ -395,6 +430,10 @@ def write(value: Any, families: tuple[str, ...], seed: int) -> Case:
     """
     assert isinstance(value, (dict, list))
     rng = random.Random(seed)
+    if "truncated" in families:
+        # ``{"a": [1, 2}`` is a wrong bracket or a cut text: the two slips together make a text
+        # with a clear one-slip reading, so a cut is not combined with a wrong bracket.
+        families = tuple(family for family in families if family != "wrong_closer")
     tree = _copy(value)
     for family in families:
         if family in _MEMBER_SPECIALS:
@@ -438,7 +477,7 @@ def write(value: Any, families: tuple[str, ...], seed: int) -> Case:
     if "bom" in families:
         text = "\ufeff" + text
         applied.append("bom")
-    means = not any(f in NEVER for f in applied)
+    means = not any(f in NEVER and f != "truncated" for f in applied)
     order = {f: i for i, f in enumerate(FAMILIES)}
     unique = tuple(sorted(set(applied), key=order.__getitem__))
     return Case(text, _meant(tree), unique, means)
@@ -468,13 +507,28 @@ def _random_key(rng: random.Random) -> str:
 
 def _random_text(rng: random.Random) -> str:
     return rng.choice(
-        ("New York", "ok", "hello world", "été", "a\nb", 'say "x"', "it's", "tab\there", "", "日本語", "back\\slash")
+        (
+            "New York",
+            "ok",
+            "hello world",
+            "été",
+            "a\nb",
+            'say "x"',
+            "it's",
+            "tab\there",
+            "",
+            "日本語",
+            "back\\slash",
+        )
     )
 
 
-def recall(samples: int, seed: int = 0) -> dict[str, tuple[int, int, int]]:
-    """Per family: (cases, recovered or refused as due, wrong values), one slip at a time over
-    ``samples`` cases per family, plus one to three other recoverable families beside it."""
+def recall(
+    samples: int, seed: int = 0, misses: list[tuple[Case, Any]] | None = None
+) -> dict[str, tuple[int, int, int]]:
+    """Per family: (cases, recovered or refused as due, wrong values), over ``samples`` cases per
+    family, each with up to two other recoverable families beside it. Cases not as due are
+    appended to ``misses`` with what the reader made of them."""
     from scriptorium.validate.parse import parse_lenient
 
     rng = random.Random(seed)
@@ -489,11 +543,13 @@ def recall(samples: int, seed: int = 0) -> dict[str, tuple[int, int, int]]:
                 continue
             outcome = parse_lenient(case.text)
             total += 1
-            same = outcome.ok and same_value(outcome.value, case.value)
-            if outcome.ok and not (case.means and same):
-                wrong += 1
-            elif same or (not case.means and not outcome.ok):
+            if case.due(outcome.ok, outcome.value):
                 good += 1
+                continue
+            if outcome.ok:
+                wrong += 1
+            if misses is not None:
+                misses.append((case, outcome.value if outcome.ok else outcome.issues))
         table[family] = (total, good, wrong)
     return table
 
