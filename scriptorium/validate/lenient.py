@@ -116,7 +116,9 @@ _REASONING_CLOSE = re.compile(
 )
 # A double-quoted string in prose, set off like a word: brackets inside it are quoted text.
 _PROSE_STRING = re.compile(r'(?<![^\s:(])"(?:[^"\\\n]|\\.)*"(?=[\s.,;:!?)]|$)')
-_SPAN_CLOSE = re.compile(r"[ \t]*(?:[,:}\]\n/#]|$)")
+# What may follow a string's closing quote in a broken value: a delimiter, a comment, a line
+# end, or what a missing colon or comma leaves (a bracket, another string, a ``+`` join).
+_SPAN_CLOSE = re.compile(r"[ \t]*(?:[,:}\]\n/#{\[\"'+)]|$)")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _FENCE_OPEN = re.compile(r"^[ \t]*```[ \t]*(?:[A-Za-z][\w+.-]*)?", re.MULTILINE)
 _FENCE_CLOSE = re.compile(r"^[ \t]*```|```[ \t]*$", re.MULTILINE)
@@ -498,7 +500,7 @@ def _opens_string(body: str, pos: int) -> bool:
     back = pos - 1
     while back >= 0 and body[back] in " \t\r\n":
         back -= 1
-    return back < 0 or body[back] in "{[,:"
+    return back < 0 or body[back] in "{[,:+"
 
 
 def _runs_on(probe: Reader, reading: Reading) -> bool:

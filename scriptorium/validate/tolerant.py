@@ -51,6 +51,9 @@ MAX_DEPTH = 64
 #: A reading with more spots that could be read two ways than this is refused as ambiguous.
 MAX_CHOICE_POINTS = 16
 
+# Invisible characters Python's isspace() misses: zero-width spaces and joiners, the BOM, the
+# Mongolian vowel separator.
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u180e")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _INLINE_SPACE = re.compile(r"[ \t]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -138,6 +141,10 @@ _TRIPLE_BODY = {q: re.compile(rf"(?:[^{q}\\]|\\[\s\S]|{q}(?!{q}{q}))*") for q in
 QUOTES = frozenset(_CLOSERS)
 # A delimiter and a quote that opens a string after it (the reading runs on through them).
 _OPENING_AFTER_DELIMITER = re.compile("[,，:：{\\[][ \\t]*[" + "".join(sorted(_CLOSERS)) + "]")
+# ... or where a string, a container or the line's end may come after it.
+_DELIMITER_OPENS = re.compile(
+    "[,，:：{\\[][ \\t\\n\\r]*(?:[{\\[" + "".join(sorted(_CLOSERS)) + "]|$)"
+)
 # After a closing quote (value strings), one of these may follow; anything else means the quote
 # was part of the text. Quotes and brackets are here because a comma may be missing before them.
 _AFTER_VALUE = frozenset(",，}])\n\r{[#") | QUOTES
@@ -304,7 +311,7 @@ class Reader:
                     raise ReadError(pos, "truncated", "unterminated /* comment")
                 pos = close + 2
                 fix = "removed_comment"
-            elif char.isspace():
+            elif char.isspace() or char in _INVISIBLE:
                 pos += 1
                 fix = "nonstandard_whitespace"
             else:
@@ -407,6 +414,10 @@ class Reader:
         if match.end() >= self.end:
             raise ReadError(pos, "truncated", "the text ends inside an object key")
         word = match.group()
+        if text.startswith('"', match.end()) and self._key_quote(match.end() + 1):
+            # ``{a": 1}``: the key lost its opening quote.
+            self._note("missing_opening_quote")
+            return word, match.end() + 1
         self._note("unquoted_key")
         if word in _PYTHON_KEYS:
             # Python's json.dumps writes {True: 1} as {"true": 1}; JavaScript keeps "True".
@@ -436,11 +447,13 @@ class Reader:
         """Whether the key at ``key_at`` (quoted) is followed, on its line, by a value at ``pos``
         that is not a bare word (``{"a" 1}``, ``{"a" "b"}``, ``{"a" [1]}``)."""
         text = self.text
-        if text[key_at] not in QUOTES or not self._inline(after_key, pos) or pos == after_key:
-            return False  # (``"a""b"`` is a doubled quote, not a key and a value)
+        if text[key_at] not in QUOTES or not self._inline(after_key, pos):
+            return False
         char = text[pos]
         if char in QUOTES:
-            return True
+            return pos > after_key  # (``"a""b"`` is a doubled quote, not a key and a value)
+        if after_key - key_at <= 2 and pos == after_key:
+            return False  # ``""0""``: an empty key right before a value is a doubled quote
         return char in "{[" or self._is_number_start(pos) or self._bare_value_follows(pos)
 
     def _read_member_value(self, pos: int, depth: int) -> tuple[Any, int]:
@@ -690,7 +703,7 @@ class Reader:
                     # right after a delimiter (``"a "b" c"},“d”``) starts a string: the reading
                     # that runs on through the delimiter is a misreading.
                     raise ReadError(pos, "parse", "a quote where a new string would start")
-                if own and self._after_plus(pos) and not self._may_close(pos + 1, key):
+                if own and self._after_plus(pos, start) and not self._may_close(pos + 1, key):
                     # ``"abc + "def"``: a join whose first string lost its closing quote, with
                     # or without the space; not a quote inside the text.
                     raise ReadError(pos, "parse", "a quote after '+' inside a string")
@@ -818,11 +831,11 @@ class Reader:
         """Whether the string opened at ``start`` holds text, and no delimiter, before the one
         that comes before the quote at ``pos`` (else its closing quote may be missing before
         either; an empty string missing a quote is a lone quote, not a reading)."""
-        back = pos - 1
-        while self.text[back] in " \t\n\r":
-            back -= 1
+        back = self._delimiter_before(pos)
         content = self.text[start + 1 : back]
-        return bool(content) and not any(char in _BEFORE_OPENING for char in content)
+        # A delimiter inside counts where a string could start after it (``"a, "b`` holds one;
+        # ``"https://x`` and ``"b,c`` do not).
+        return bool(content) and _DELIMITER_OPENS.search(content) is None
 
     def _backslashes_are_text(self, pos: int, closers: str) -> bool:
         r"""Whether no backslash from ``pos`` to the next quote that may close the string (or the
@@ -842,12 +855,24 @@ class Reader:
         self._note("literal_backslash")
         return True
 
-    def _after_plus(self, pos: int) -> bool:
-        """Whether a ``+`` comes right before the quote at ``pos`` (spaces skipped)."""
+    def _after_plus(self, pos: int, start: int) -> bool:
+        """Whether a ``+`` or a comment comes right before the quote at ``pos`` (spaces skipped)
+        inside the string opened at ``start``: the quote opens a string, as in ``"abc + "def"``
+        or ``"abc/* note */"def"``, so this one lost its closing quote."""
         back = pos - 1
-        while back >= 0 and self.text[back] in " \t":
+        text = self.text
+        while back > start and text[back] in " \t":
             back -= 1
-        return back >= 0 and self.text[back] == "+"
+        if text.startswith("*/", back - 1):
+            opened = text.rfind("/*", start + 1, back - 1)
+            if opened >= 0:
+                back = opened - 1
+                while back > start and text[back] in " \t":
+                    back -= 1
+                # ``"abc/* c */"def"`` or ``"abc + /* c */"def"``; after a delimiter
+                # (``"abc, /* c */"def"``) the quote is missing before that delimiter.
+                return text[back] not in _BEFORE_OPENING
+        return back > start and text[back] == "+"
 
     def _closed_before_delimiter(
         self, parts: list[str], pos: int, opener: str, start: int
@@ -857,9 +882,7 @@ class Reader:
         delimiter, where the reading goes on. (Read as text, the quote would need the string to
         hold an unescaped quote after a delimiter, which is refused.) Not offered once the
         reading took a quote that could close the string for text: then it was not missing."""
-        back = pos - 1
-        while self.text[back] in " \t\n\r":
-            back -= 1
+        back = self._delimiter_before(pos)
         value = "".join(parts)
         if _TEXT_COMMENT.search(self.text, start + 1, back + 1) is not None:
             # ``"abc // note\n, "b"``: the quote is missing before the comment, or at the line end.
@@ -966,13 +989,12 @@ class Reader:
             # A value on the key's line: the colon is missing (``{"a" 1}``, ``{"a" "b"}``).
             if char in ":：":
                 return True
-            spaced = self.text[pos - 1] in " \t"  # ``""0""`` is no key before a value
-            return spaced and (char in QUOTES or self._bare_value_follows(pos))
+            spaced = self.text[pos - 1] in " \t"  # ``"a""b"`` is no key before a value
+            return (spaced and char in QUOTES) or self._bare_value_follows(pos)
         if char == "/":
             return self.text.startswith(("//", "/*"), pos)
         if char == "+":
-            after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
-            return after < self.end and self.text[after] in QUOTES
+            return self._plus_at(pos) >= 0
         return char in _AFTER_VALUE
 
     def _value_follows(self, pos: int, key: bool) -> bool:
@@ -1021,7 +1043,12 @@ class Reader:
 
     def _may_open(self, pos: int) -> bool:
         """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...,
-        spaces and line breaks skipped)."""
+        spaces, line breaks and comments skipped)."""
+        return self._delimiter_before(pos) >= 0
+
+    def _delimiter_before(self, pos: int) -> int:
+        """The offset of the delimiter (``,`` ``:`` ``{`` ``[``) before ``pos``, spaces, line
+        breaks and comments skipped; -1 when something else comes first."""
         back = pos - 1
         text = self.text
         while True:
@@ -1041,7 +1068,7 @@ class Reader:
                 back = comment.start() - 1
                 while back >= 0 and text[back] in " \t":
                     back -= 1
-        return back >= 0 and text[back] in _BEFORE_OPENING
+        return back if back >= 0 and text[back] in _BEFORE_OPENING else -1
 
     def _read_triple(self, pos: int) -> tuple[str, int]:
         """A Python triple-quoted string: raw newlines and lone quotes allowed, Python's escapes."""
@@ -1104,8 +1131,9 @@ class Reader:
         text = self.text
         while isinstance(value, str) and self._last_string[0] == pos:
             after = _INLINE_SPACE.match(text, pos).end()  # type: ignore[union-attr]
-            if after < self.end and text[after] == "+":
-                start = _INLINE_SPACE.match(text, after + 1).end()  # type: ignore[union-attr]
+            plus = self._plus_at(pos)
+            if plus >= 0:
+                start = self.skip_space(plus + 1)  # ``"a" +\n "b"``, ``"a" + /* c */ "b"``
                 if start < self.end and text[start] in QUOTES:
                     more, pos = self.read_string(start)
                     value += more
@@ -1117,6 +1145,18 @@ class Reader:
                 continue
             return value, pos
         return value, pos
+
+    def _plus_at(self, pos: int) -> int:
+        """The offset of a ``+`` after ``pos`` (space, line breaks and comments skipped) when
+        a quote follows it the same way; else -1."""
+        try:
+            plus = self.skip_space(pos, note=False)
+            if plus >= self.end or self.text[plus] != "+":
+                return -1
+            start = self.skip_space(plus + 1, note=False)
+        except ReadError:
+            return -1
+        return plus if start < self.end and self.text[start] in QUOTES else -1
 
     def _python_adjacent(self, after_value: int, pos: int) -> bool:
         """Whether the string just read and the one at ``pos`` stand side by side on one line,
@@ -1180,6 +1220,11 @@ class Reader:
             raise ReadError(pos, "truncated", "the text ends inside an unquoted value")
         word = run.rstrip()
         after = pos + len(word)
+        if after == end and self.text.startswith('"', end) and self._may_close(end + 1, False):
+            # ``{"a": foo", "b": 1}``: the value lost its opening quote.
+            self._note("missing_opening_quote")
+            self._last_string = (end + 1, '"')
+            return word, end + 1
         if word in _LITERALS:
             value, fix = _LITERALS[word]
             if fix:

@@ -220,7 +220,10 @@ class _Writer:
             written_key = keys[index]
             parts.append(written_key)
             written = self.value(item, depth + 1, member=True)
-            bare = _is_bare(written)
+            # A string whose quotes are in doubt needs its delimiters: no slip beside it.
+            bare = _is_bare(written) or (
+                isinstance(item, _Special) and item.family == "inner_quotes"
+            )
             quoted_key = written_key[0] in "\"'“"
             fits = quoted_key and _missing_colon_fits(written)
             if not bare and fits and self.at("missing_colon"):
