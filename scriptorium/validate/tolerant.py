@@ -67,7 +67,7 @@ _LOOSE_NUMBER = re.compile(
 _GROUPED_NUMBER = re.compile(r"-?[1-9][0-9]{0,2}(?:,[0-9]{3})+\.[0-9]+")
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 # Unquoted keys: a word of letters, digits, ``_``, ``$`` and inner hyphens (``content-type``).
-_KEY_WORD = re.compile(r"(?:[^\W\d]|\$)(?:[\w$]|-(?=[\w$]))*")
+_KEY_WORD = re.compile(r"(?:[^\W\d]|\$)(?:[\w$\u200c\u200d]|-(?=[\w$]))*")
 # Numbers as keys, where Python and JavaScript spell the key alike (no exponent, no trailing zero).
 _KEY_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?(?=[ \t]*[:：])")
 _QUOTED_KEY = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*[:：]")
@@ -1382,7 +1382,7 @@ class Reader:
 _NOT_A_LITERAL: Any = object()
 # What follows a backslash that some reader (JSON, Python, JavaScript) reads as an escape.
 _MEANT_ESCAPE = re.compile(
-    r"\\(?:[\"'`“”‘’\\/bfnrtva0-9\n\r]|u[0-9a-fA-F]{4}|u\{|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8}|N\{)"
+    r"\\(?:[\"'`“”‘’\\/bfnrtva0-9\n\r]|u[0-9a-fA-F]|u\{|x[0-9a-fA-F]|U[0-9a-fA-F]{8}|N\{)"
 )
 
 
