@@ -476,31 +476,50 @@ def _bracket_end(body: str, start: int, *, strings: bool) -> int:
     depth = 0
     pos = start
     end = len(body)
+    previous = "{"  # the last character outside strings, space and comments
+    unclosed = end  # where a ``/*`` was found with no ``*/`` after it
     while pos < end:
         char = body[pos]
+        if char in " \t\r\n":
+            pos += 1
+            continue
+        skip = _comment_end(body, pos, unclosed) if char in "/#" else -1
+        if skip == -2:
+            unclosed = pos  # no ``*/`` from here on: later ``/*`` are not looked up again
+        elif skip >= 0:
+            pos = skip
+            continue
         if char in "{[":
             depth += 1
         elif char in "}]":
             depth -= 1
             if depth == 0:
                 return pos + 1
-        elif strings and char in "\"'" and _opens_string(body, pos):
-            # A string ends at a quote a delimiter follows, or at the line end (lost quote).
+        elif strings and char in "\"'" and previous in "{[,:+":
+            # A string opens after a delimiter, and ends at a quote a delimiter follows, or at
+            # the line end (it lost its quote).
             pos += 1
             while pos < end and body[pos] != "\n":
                 if body[pos] == char and _SPAN_CLOSE.match(body, pos + 1) is not None:
                     break
                 pos += 2 if body[pos] == "\\" else 1
+        previous = char
         pos += 1
     return end
 
 
-def _opens_string(body: str, pos: int) -> bool:
-    """Whether the single quote at ``pos`` follows a delimiter (an apostrophe follows a letter)."""
-    back = pos - 1
-    while back >= 0 and body[back] in " \t\r\n":
-        back -= 1
-    return back < 0 or body[back] in "{[,:+"
+def _comment_end(body: str, pos: int, unclosed: int) -> int:
+    """The offset past a comment starting at ``pos`` (``#`` only after space or a delimiter),
+    -1 when none starts there, -2 for a ``/*`` that never closes."""
+    if body.startswith("/*", pos):
+        if pos >= unclosed:
+            return -1
+        close = body.find("*/", pos + 2)
+        return -2 if close < 0 else close + 2
+    if body.startswith("//", pos) or (body[pos] == "#" and body[pos - 1] in " \t\n,{["):
+        newline = body.find("\n", pos)
+        return len(body) if newline < 0 else newline
+    return -1
 
 
 def _runs_on(probe: Reader, reading: Reading) -> bool:

@@ -143,7 +143,9 @@ QUOTES = frozenset(_CLOSERS)
 _OPENING_AFTER_DELIMITER = re.compile("[,，:：{\\[][ \\t]*[" + "".join(sorted(_CLOSERS)) + "]")
 # ... or where a string, a container or the line's end may come after it.
 _DELIMITER_OPENS = re.compile(
-    "[,，:：{\\[][ \\t\\n\\r]*(?:[{\\[" + "".join(sorted(_CLOSERS)) + "]|$)"
+    "[,，:：{\\[][ \\t\\n\\r]*(?:[{\\["
+    + "".join(sorted(_CLOSERS))
+    + "]|$)|[:：][ \\t]|^[ \\t]*[,，:：]"
 )
 # After a closing quote (value strings), one of these may follow; anything else means the quote
 # was part of the text. Quotes and brackets are here because a comma may be missing before them.

@@ -493,6 +493,8 @@ def random_value(rng: random.Random, depth: int = 0) -> Any:
         size = rng.randrange(0 if depth else 1, 4)
         if rng.random() < 0.6:
             return {_random_key(rng): random_value(rng, depth + 1) for _ in range(size)}
+        if rng.random() < 0.3:
+            return [rng.randrange(-99, 100) for _ in range(size + 1)]  # numbers side by side
         return [random_value(rng, depth + 1) for _ in range(size)]
     roll = rng.random()
     if roll < 0.45:
