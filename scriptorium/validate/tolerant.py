@@ -86,11 +86,13 @@ _QUOTED_WORD = re.compile(r"(?:^|\s)['‘`]")
 # Code, not a value: a constructor (``new NumberInt(5)``) or a call (``ObjectId(``, ``Date.now()``).
 _CODE_VALUE = re.compile(r"new\s+[A-Za-z_$]|.*?[\w$.]\(")
 # Unquoted values led by digits that no reader takes for a number: an ISO date or date-time, a
-# clock time, a UUID; they must end where a value ends.
+# clock time, a UUID, a dotted version or address (``1.2.3``, ``10.0.0.1``); they must end where
+# a value ends.
 _DIGIT_WORD = re.compile(
     r"(?:(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)?"
     r"|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
-    r"|[0-9][0-9a-fA-F]{7}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+    r"|[0-9][0-9a-fA-F]{7}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[0-9]+(?:\.[0-9]+){2,}(?:-[0-9A-Za-z.]+)?)"
     r"(?=[ \t]*(?:[,，}\]\n\r]|//|/\*|#|$)|[ \t]+(?:[\"'“]|[\w$-]+[ \t]*[:：]))"
 )
 _PYTHON_PREFIX = re.compile(r"([rRuUbBfF]{1,2})(?=['\"])")

@@ -90,7 +90,13 @@ _REASONING = (
     "<think>\nLet me check the fields once more.\n</think>\n\n",
 )
 _COMMENTS = ("// note", "# note", "/* note */")
-_TIMESTAMPS = ("2024-01-01T10:00:00Z", "2023-12-31", "2024-06-30T23:59:59.5+02:00", "10:30")
+_TIMESTAMPS = (
+    "2024-01-01T10:00:00Z",
+    "2023-12-31",
+    "2024-06-30T23:59:59.5+02:00",
+    "10:30",
+    "1.2.3",
+)
 _PATHS = ("C:\\Users\\x", "D:\\data\\Project\\q.csv", "\\d+\\s*", "C:\\Program Files\\App")
 
 
