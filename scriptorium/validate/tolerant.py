@@ -33,7 +33,8 @@ schema accepts). The spots that branch:
   that look like a misspelled literal (``ture``).
 
 It refuses, on purpose: doubled commas and leading commas in arrays (JavaScript reads a hole),
-numbers with leading zeros or in hex, non-finite numbers, unknown escapes (``"\\d"``), lone
+numbers with leading zeros or in hex, non-finite numbers, unknown escapes beside known ones
+(``"C:\\new\\x"``; alone they are text, ``"\\d"``), code as a value (``new X(1)``), lone
 surrogates, bytes and f-string literals, keys holding line breaks, and anything cut off at the end
 of the text. Nesting deeper than ``max_depth`` is refused, so recursion stays bounded; every
 reading moves forward only, so one reading costs time linear in what it reads.
