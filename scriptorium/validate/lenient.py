@@ -495,9 +495,9 @@ def _bracket_end(body: str, start: int, *, strings: bool) -> int:
             depth -= 1
             if depth == 0:
                 return pos + 1
-        elif strings and char in "\"'" and previous in "{[,:+\"'":
-            # A string opens after a delimiter or another string (a comma lost), and ends at a
-            # quote a delimiter follows, or at the line end (it lost its quote).
+        elif strings and char in "\"'" and (previous in "{[,:+\"'" or body[pos - 1] in " \t\n"):
+            # A string opens after a delimiter, another string or a space (a comma lost), and
+            # ends at a quote a delimiter follows, or at the line end (it lost its quote).
             pos += 1
             while pos < end and body[pos] != "\n":
                 if body[pos] == char and _SPAN_CLOSE.match(body, pos + 1) is not None:
