@@ -2,6 +2,8 @@
 
 python -m bench.lenient            # sizes 10k, 40k, 160k characters, 3 repeats (a few minutes)
 python -m bench.lenient --smoke    # small sizes, one repeat: proves it still runs (CI)
+python -m bench.lenient --corpora  # recall and wrong values on tests/validate/corpora, beside
+                                   # json_repair's (when installed; not a dependency)
 
 Each family is a text built to a target size: realistic outputs with one slip repeated through
 them, and adversarial texts (deep brackets, many quotes, long runs of commas...). For each size
@@ -21,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from bench.stats import format_table, machine
 from scriptorium.validate.lenient import recover
@@ -74,6 +77,12 @@ def _missing_quotes(n: int) -> str:
     return "[" + ", ".join([item] * max(1, n // (len(item) + 2))) + "]"
 
 
+def _fourth_round(n: int) -> str:
+    # Comments beside colons, missing colons, joins over lines, paths, dates without quotes.
+    item = '{"path" /* c */: "C:\\Users\\x", "at": 2024-01-01T10:00:00Z, "s" "a" +\n "b"}'
+    return "[" + ",\n".join([item] * max(1, n // (len(item) + 2))) + "]"
+
+
 FAMILIES = [
     Family("python repr (single quotes, True/None)", "realistic", _python_repr),
     Family("trailing commas, indented", "realistic", _trailing_commas),
@@ -82,6 +91,7 @@ FAMILIES = [
     Family("unescaped inner quotes", "realistic", _inner_quotes),
     Family("python tuples, loose numbers", "realistic", _python_tuples),
     Family("quotes missing before commas", "realistic", _missing_quotes),
+    Family("comments at colons, joins, paths, dates", "realistic", _fourth_round),
     Family("deep brackets [[[[", "adversarial", lambda n: "[" * n),
     Family("wrong closers in groups", "adversarial", lambda n: ("[" * 50 + "}" * 50) * (n // 100)),
     Family("many quotes", "adversarial", lambda n: '"' * n),
@@ -94,6 +104,9 @@ FAMILIES = [
     Family("stray quotes in items", "adversarial", lambda n: '["a" b", ' * (n // 9)),
     Family('doubled-quote keys {""k"":', "adversarial", lambda n: '{""k"": ' * (n // 8)),
     Family("early closers }, ", "adversarial", lambda n: '{"a": 1}}, "b": ' * (n // 16)),
+    Family('joins in open strings ["a + "', "adversarial", lambda n: '["a + "b, ' * (n // 10)),
+    Family("comments after quotes in keys", "adversarial", lambda n: "{'a' /* c */ " * (n // 13)),
+    Family("backslashes in strings", "adversarial", lambda n: '["\\q\\' * (n // 6)),
 ]
 
 
@@ -112,11 +125,76 @@ def _measure(text: str, repeats: int) -> tuple[float, int]:
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.lenient", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="small sizes, one repeat (CI)")
+    parser.add_argument(
+        "--corpora", action="store_true", help="other projects' cases: ours beside json_repair"
+    )
     return parser.parse_args(argv)
+
+
+def _same(left: object, right: object) -> bool:
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+
+
+def _json_repair() -> Callable[[str], tuple[bool, object]] | None:
+    try:
+        import json_repair  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError:
+        return None
+
+    def read(text: str) -> tuple[bool, object]:
+        try:
+            value = json_repair.loads(text)
+        except Exception:  # any failure of the other tool is "no value"
+            return False, None
+        # json_repair answers "" when it finds nothing: no value.
+        return value != "", value
+
+    return read
+
+
+def corpora() -> int:
+    """Per corpus and reader: clear cases recovered, wrong values on clear cases, values given
+    where a refusal is due."""
+    from scriptorium.validate.parse import parse_lenient
+
+    def ours(text: str) -> tuple[bool, object]:
+        outcome = parse_lenient(text)
+        return outcome.ok, outcome.value
+
+    readers: dict[str, Callable[[str], tuple[bool, object]]] = {"scriptorium": ours}
+    other = _json_repair()
+    if other is not None:
+        import importlib.metadata
+
+        readers[f"json_repair {importlib.metadata.version('json_repair')}"] = other
+    root = Path(__file__).resolve().parents[1] / "tests" / "validate" / "corpora"
+    header = ["corpus", "reader", "clear", "recovered", "wrong (clear)", "value where refusal due"]
+    rows = []
+    for path in sorted(root.glob("*.json")):
+        cases = json.loads(path.read_text("utf-8"))["cases"]
+        for name, read in readers.items():
+            clear = recovered = wrong = overreach = 0
+            for case in cases:
+                ok, value = read(case["input"])
+                if case["label"] == "clear":
+                    clear += 1
+                    if ok and _same(value, case["expected"]):
+                        recovered += 1
+                    elif ok:
+                        wrong += 1
+                elif case["label"] == "refuse" and ok:
+                    overreach += 1
+            share = f"{recovered} ({100 * recovered / clear:.1f} %)" if clear else "-"
+            rows.append([path.stem, name, str(clear), share, str(wrong), str(overreach)])
+    print("# Lenient parsing: other projects' cases\n")
+    print(format_table(header, rows))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    if args.corpora:
+        return corpora()
     sizes = (1_000, 4_000) if args.smoke else (10_000, 40_000, 160_000)
     repeats = 1 if args.smoke else 3
     print("# Lenient parsing: time against input size\n")

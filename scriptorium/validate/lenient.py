@@ -80,6 +80,8 @@ FIXES = (
     "double_escaped_quote",
     "removed_stray_bracket",
     "missing_closing_quote",
+    "inserted_missing_colon",
+    "literal_backslash",
 )
 
 #: Tags whose blocks hold a model's reasoning rather than its answer.
@@ -114,6 +116,9 @@ _REASONING_CLOSE = re.compile(
 )
 # A double-quoted string in prose, set off like a word: brackets inside it are quoted text.
 _PROSE_STRING = re.compile(r'(?<![^\s:(])"(?:[^"\\\n]|\\.)*"(?=[\s.,;:!?)]|$)')
+# What may follow a string's closing quote in a broken value: a delimiter, a comment, a line
+# end, or what a missing colon or comma leaves (a bracket, another string, a ``+`` join).
+_SPAN_CLOSE = re.compile(r"[ \t]*(?:[,:}\]\n/#{\[\"'+)]|$)")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _FENCE_OPEN = re.compile(r"^[ \t]*```[ \t]*(?:[A-Za-z][\w+.-]*)?", re.MULTILINE)
 _FENCE_CLOSE = re.compile(r"^[ \t]*```|```[ \t]*$", re.MULTILINE)
@@ -460,25 +465,61 @@ def _regions(text: str) -> list[_Region]:
 
 
 def _span_end(body: str, start: int) -> int:
-    """The offset past the bracket closing the one at ``start`` (double-quoted strings skipped),
-    or the end of ``body`` when it never closes."""
+    """The offset past the bracket closing the one at ``start``, or the end of ``body`` when it
+    never closes: the further of the two ends found with strings skipped and with brackets
+    alone counted, since a broken value may have lost a quote (``"abc + "def"``) as well as
+    hold a bracket inside a string (``"}"``); the scan never resumes inside a broken value."""
+    return max(_bracket_end(body, start, strings=True), _bracket_end(body, start, strings=False))
+
+
+def _bracket_end(body: str, start: int, *, strings: bool) -> int:
     depth = 0
     pos = start
     end = len(body)
+    previous = "{"  # the last character outside strings, space and comments
+    unclosed = end  # where a ``/*`` was found with no ``*/`` after it
     while pos < end:
         char = body[pos]
+        if char in " \t\r\n":
+            pos += 1
+            continue
+        skip = _comment_end(body, pos, unclosed) if char in "/#" else -1
+        if skip == -2:
+            unclosed = pos  # no ``*/`` from here on: later ``/*`` are not looked up again
+        elif skip >= 0:
+            pos = skip
+            continue
         if char in "{[":
             depth += 1
         elif char in "}]":
             depth -= 1
             if depth == 0:
                 return pos + 1
-        elif char == '"':
+        elif strings and char in "\"'" and (previous in "{[,:+\"'" or body[pos - 1] in " \t\n"):
+            # A string opens after a delimiter, another string or a space (a comma lost), and
+            # ends at a quote a delimiter follows, or at the line end (it lost its quote).
             pos += 1
-            while pos < end and body[pos] != '"':
+            while pos < end and body[pos] != "\n":
+                if body[pos] == char and _SPAN_CLOSE.match(body, pos + 1) is not None:
+                    break
                 pos += 2 if body[pos] == "\\" else 1
+        previous = char
         pos += 1
     return end
+
+
+def _comment_end(body: str, pos: int, unclosed: int) -> int:
+    """The offset past a comment starting at ``pos`` (``#`` only after space or a delimiter),
+    -1 when none starts there, -2 for a ``/*`` that never closes."""
+    if body.startswith("/*", pos):
+        if pos >= unclosed:
+            return -1
+        close = body.find("*/", pos + 2)
+        return -2 if close < 0 else close + 2
+    if body.startswith("//", pos) or (body[pos] == "#" and body[pos - 1] in " \t\n,{["):
+        newline = body.find("\n", pos)
+        return len(body) if newline < 0 else newline
+    return -1
 
 
 def _runs_on(probe: Reader, reading: Reading) -> bool:
@@ -512,12 +553,26 @@ def _after_quoted_key(body: str, start: int) -> bool:
     back = start - 1
     while back >= 0 and body[back] in " \t":
         back -= 1
+    if back >= 0 and body[back] in QUOTES:
+        return _key_before(body, back)  # ``"key" {...}``: its colon is missing
     if back < 0 or body[back] not in ":：":
         return False
     back -= 1
     while back >= 0 and body[back] in " \t":
         back -= 1
     return back >= 0 and body[back] in QUOTES
+
+
+def _key_before(body: str, close: int) -> bool:
+    """Whether the quote at ``close`` ends a string opened on its line after ``,`` or ``{``."""
+    line = body.rfind("\n", 0, close) + 1
+    opened = body.rfind(body[close] if body[close] in "\"'" else "“", line, close)
+    if opened < 0:
+        return False
+    back = opened - 1
+    while back >= line and body[back] in " \t":
+        back -= 1
+    return back >= line and body[back] in ",，{"
 
 
 def _member_of_bare_object(body: str, start: int) -> bool:

@@ -33,7 +33,8 @@ schema accepts). The spots that branch:
   that look like a misspelled literal (``ture``).
 
 It refuses, on purpose: doubled commas and leading commas in arrays (JavaScript reads a hole),
-numbers with leading zeros or in hex, non-finite numbers, unknown escapes (``"\\d"``), lone
+numbers with leading zeros or in hex, non-finite numbers, unknown escapes beside known ones
+(``"C:\\new\\x"``; alone they are text, ``"\\d"``), code as a value (``new X(1)``), lone
 surrogates, bytes and f-string literals, keys holding line breaks, and anything cut off at the end
 of the text. Nesting deeper than ``max_depth`` is refused, so recursion stays bounded; every
 reading moves forward only, so one reading costs time linear in what it reads.
@@ -51,6 +52,9 @@ MAX_DEPTH = 64
 #: A reading with more spots that could be read two ways than this is refused as ambiguous.
 MAX_CHOICE_POINTS = 16
 
+# Invisible characters Python's isspace() misses: zero-width spaces and joiners, the BOM, the
+# Mongolian vowel separator.
+_INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u180e")
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 _INLINE_SPACE = re.compile(r"[ \t]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -64,14 +68,34 @@ _LOOSE_NUMBER = re.compile(
 _GROUPED_NUMBER = re.compile(r"-?[1-9][0-9]{0,2}(?:,[0-9]{3})+\.[0-9]+")
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 # Unquoted keys: a word of letters, digits, ``_``, ``$`` and inner hyphens (``content-type``).
-_KEY_WORD = re.compile(r"(?:[^\W\d]|\$)(?:[\w$]|-(?=[\w$]))*")
+_KEY_WORD = re.compile(r"(?:[^\W\d]|\$)(?:[\w$\u200c\u200d]|-(?=[\w$]))*")
 # Numbers as keys, where Python and JavaScript spell the key alike (no exponent, no trailing zero).
 _KEY_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?(?=[ \t]*[:：])")
 _QUOTED_KEY = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*[:：]")
+# ... and one whose colon is missing before a value on its line.
+_QUOTED_KEY_NO_COLON = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]+[\"'{\[0-9-]")
 # An unquoted string value runs to a comma, a bracket, a quote or the end of the line; a colon
 # inside it is fine unless a space or quote follows (``a: b`` looks like a member, ``http://`` not).
 _BARE_RUN = re.compile(r"(?:[^,，:{}\[\]\"“”\n\r]|:(?![\s\"]))*")
+# How far back a comment before a quote is looked for (keeps each look bounded).
+_LOOK_BACK = 200
+_LINE_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[,，:：{\[]))(?://|#)")
 _BARE_COMMENT = re.compile(r"\s(?://|/\*|#)")
+# A comment starting inside a string's text (``# `` and a space: ``#5`` is text).
+_TEXT_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[\"'“”‘’]))(?://|/\*|#\s)")
+_QUOTED_WORD = re.compile(r"(?:^|\s)['‘`]")
+# Code, not a value: a constructor (``new NumberInt(5)``) or a call (``ObjectId(``, ``Date.now()``).
+_CODE_VALUE = re.compile(r"new\s+[A-Za-z_$]|.*?[\w$.]\(")
+# Unquoted values led by digits that no reader takes for a number: an ISO date or date-time, a
+# clock time, a UUID, a dotted version or address (``1.2.3``, ``10.0.0.1``); they must end where
+# a value ends.
+_DIGIT_WORD = re.compile(
+    r"(?:(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)?"
+    r"|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?)(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+    r"|[0-9][0-9a-fA-F]{7}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[0-9]+(?:\.[0-9]+){2,}(?:-[0-9A-Za-z.]+)?)"
+    r"(?=[ \t]*(?:[,，}\]\n\r]|//|/\*|#|$)|[ \t]+(?:[\"'“]|[\w$-]+[ \t]*[:：]))"
+)
 _PYTHON_PREFIX = re.compile(r"([rRuUbBfF]{1,2})(?=['\"])")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -118,6 +142,14 @@ _PLAIN_RUN = {
 }
 _TRIPLE_BODY = {q: re.compile(rf"(?:[^{q}\\]|\\[\s\S]|{q}(?!{q}{q}))*") for q in ('"', "'")}
 QUOTES = frozenset(_CLOSERS)
+# A delimiter and a quote that opens a string after it (the reading runs on through them).
+_OPENING_AFTER_DELIMITER = re.compile("[,，:：{\\[][ \\t]*[" + "".join(sorted(_CLOSERS)) + "]")
+# ... or where a string, a container or the line's end may come after it.
+_DELIMITER_OPENS = re.compile(
+    "[,，:：{\\[][ \\t\\n\\r]*(?:[{\\["
+    + "".join(sorted(_CLOSERS))
+    + "]|$)|[:：][ \\t]|^[ \\t]*[,，:：]"
+)
 # After a closing quote (value strings), one of these may follow; anything else means the quote
 # was part of the text. Quotes and brackets are here because a comma may be missing before them.
 _AFTER_VALUE = frozenset(",，}])\n\r{[#") | QUOTES
@@ -171,6 +203,8 @@ class Reader:
         self.reach = 0
         self.continued_at: int | None = None
         self.assumed_missing = False
+        self._missing_before = -1  # where a bracket was last taken for missing
+        self._swallowed = ""  # closing brackets read as text after a quote that could close
         self._doubled: bool | None = None  # how doubled openers (``""key""``) read, once decided
         self._open_quote: str | None = None  # an item whose opening quote is missing comes next
         self._last_string: tuple[int, str] = (-1, "")  # end offset and opener of the last string
@@ -181,6 +215,7 @@ class Reader:
         """The one value the whole text holds (space and comments around it allowed), and where
         the reading ends: the end of the text, or ``continued_at``."""
         value, pos = self.read_value(0)
+        value, pos = self._joined(value, pos, member=False)  # ``"a" + "b"`` as the whole value
         if self.continued_at is not None:
             return value, self.continued_at
         pos = self.skip_space(pos)
@@ -281,7 +316,7 @@ class Reader:
                     raise ReadError(pos, "truncated", "unterminated /* comment")
                 pos = close + 2
                 fix = "removed_comment"
-            elif char.isspace():
+            elif char.isspace() or char in _INVISIBLE:
                 pos += 1
                 fix = "nonstandard_whitespace"
             else:
@@ -310,8 +345,9 @@ class Reader:
             if self.text[pos] == "}":
                 return result, self._closed(pos + 1, depth, "{", stray=False)
         while True:
+            key_at = pos
             key, pos = self._read_key(pos)
-            pos = self._colon(self._expect_more(pos))
+            pos = self._colon(key_at, pos)
             value, pos = self._read_member_value(pos, depth)
             result[key] = value  # a repeated key keeps its last value, as json.loads does
             pos, closed = self._after_member(pos, depth)
@@ -349,6 +385,16 @@ class Reader:
                 return pos, False
             raise ReadError(pos, "parse", "expected ',' or '}' after an object member")
 
+    def _key_follows(self, pos: int) -> bool:
+        """Whether a key and its colon start at ``pos`` (``"b":``, ``b:``, ``"b" "v"``)."""
+        if _QUOTED_KEY.match(self.text, pos) or _QUOTED_KEY_NO_COLON.match(self.text, pos):
+            return True
+        word = _KEY_WORD.match(self.text, pos)
+        if word is None:
+            return False
+        after = _INLINE_SPACE.match(self.text, word.end()).end()  # type: ignore[union-attr]
+        return after < self.end and self.text[after] in ":："
+
     def _key_starts(self, pos: int) -> bool:
         text = self.text
         return (
@@ -373,18 +419,28 @@ class Reader:
         if match.end() >= self.end:
             raise ReadError(pos, "truncated", "the text ends inside an object key")
         word = match.group()
+        if text.startswith('"', match.end()) and self._key_quote(match.end() + 1):
+            # ``{a": 1}``: the key lost its opening quote.
+            self._note("missing_opening_quote")
+            return word, match.end() + 1
         self._note("unquoted_key")
         if word in _PYTHON_KEYS:
             # Python's json.dumps writes {True: 1} as {"true": 1}; JavaScript keeps "True".
             return (_PYTHON_KEYS[word] if self._choose(2) == 0 else word), match.end()
         return word, match.end()
 
-    def _colon(self, pos: int) -> int:
-        """The offset past the colon after a key (a full-width or doubled colon accepted)."""
+    def _colon(self, key_at: int, after_key: int) -> int:
+        """The offset past the colon after the key read from ``key_at`` to ``after_key`` (a
+        full-width or doubled colon accepted). A quoted key followed on its line by a value has
+        lost its colon (``{"a" 1}``): nothing else can stand between a key and a value."""
+        pos = self._expect_more(after_key)
         char = self.text[pos]
         if char == "：":
             self._note("fullwidth_punctuation")
         elif char != ":":
+            if self._colon_missing(key_at, after_key, pos):
+                self._note("inserted_missing_colon")
+                return pos
             raise ReadError(pos, "parse", "expected ':' after an object key")
         after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
         if after < self.end and self.text[after] in ":：":
@@ -392,8 +448,32 @@ class Reader:
             return after + 1
         return pos + 1
 
+    def _colon_missing(self, key_at: int, after_key: int, pos: int) -> bool:
+        """Whether the key at ``key_at`` (quoted) is followed, on its line, by a value at ``pos``
+        that is not a bare word (``{"a" 1}``, ``{"a" "b"}``, ``{"a" [1]}``)."""
+        text = self.text
+        if text[key_at] not in QUOTES or not self._inline(after_key, pos):
+            return False
+        char = text[pos]
+        if char in QUOTES:
+            return pos > after_key  # (``"a""b"`` is a doubled quote, not a key and a value)
+        if after_key - key_at <= 2 and pos == after_key:
+            return False  # ``""0""``: an empty key right before a value is a doubled quote
+        return char in "{[" or self._is_number_start(pos) or self._bare_value_follows(pos)
+
     def _read_member_value(self, pos: int, depth: int) -> tuple[Any, int]:
         pos = self.skip_space(pos)
+        word = _IDENT.match(self.text, pos)
+        if word is not None and word.group() in _LITERALS:
+            after = _INLINE_SPACE.match(self.text, word.end()).end()  # type: ignore[union-attr]
+            if after > word.end() and self._key_follows(after):
+                # ``{"a": False "b": 1}``: the literal, then the next member's key.
+                return self.read_value(pos, depth)
+        digit_word = _DIGIT_WORD.match(self.text, pos)
+        if digit_word is not None:
+            # A date, a time or a UUID written without quotes: a string to every reader.
+            self._note("unquoted_value")
+            return digit_word.group(), digit_word.end()
         if pos < self.end and (self.text[pos].isalpha() or self.text[pos] == "_"):
             prefixed = _PYTHON_PREFIX.match(self.text, pos)
             if prefixed is not None:
@@ -478,6 +558,10 @@ class Reader:
         if not stray or self._choose(2) == 0:
             self.continued_at = end
             return end
+        if self.assumed_missing:
+            # A bracket taken for missing and then one left over: the two slips cancel, and
+            # the reading where the wrong bracket stands for the missing one has neither.
+            raise ReadError(end - 1, "parse", "a bracket taken for missing and one left over")
         self._note("removed_stray_bracket")
         return -end
 
@@ -494,14 +578,14 @@ class Reader:
         if pos >= self.end:
             return False
         comma = self.text[pos] in ",，"
-        if comma:
+        while pos < self.end and self.text[pos] in ",，":  # ``],, null]``: commas, then more
             try:
                 pos = self.skip_space(pos + 1, note=False)
             except ReadError:
                 return False
-            if pos >= self.end:
-                # ``{"a": 1},`` at the end: the generation stopped before what came next.
-                raise ReadError(pos, "truncated", "the text ends after a comma following the value")
+        if comma and pos >= self.end:
+            # ``{"a": 1},`` at the end: the generation stopped before what came next.
+            raise ReadError(pos, "truncated", "the text ends after a comma following the value")
         text = self.text
         if opener == "[":
             return comma and self._starts_value(pos)
@@ -558,9 +642,17 @@ class Reader:
         """A closing bracket of the wrong kind at ``pos``: it stands for the expected one
         (consumed), or the expected one is missing before it (left for the enclosing value)."""
         self._note("mismatched_bracket")
+        expected = "]" if self.text[pos] == "}" else "}"
+        if self._missing_before == pos or expected in self._swallowed:
+            # (A string that read ``"}`` as text, then a ``}`` taken for missing: the slips
+            # cancel, and the reading where the quote closed has neither.)
+            # One wrong bracket stands for one missing bracket, not for several: ``[[1, 2}``
+            # read as ``[[1, 2]]`` would close a value that was cut off.
+            return pos + 1
         if self._choose(2) == 0:
             return pos + 1
         self.assumed_missing = True
+        self._missing_before = pos
         return pos
 
     def _comma_at(self, pos: int) -> bool:
@@ -599,6 +691,8 @@ class Reader:
         pos += 2 if doubled else 1
         unescaped = False  # the string holds a quote of its own kind that is not a delimiter
         passed = False  # a quote that could have closed the string was read as text
+        literal: bool | None = None  # its backslashes are text (decided at the first one)
+        line_start = pos  # where the string's current line starts
         while True:
             run_end = plain.match(text, pos).end()  # type: ignore[union-attr]
             parts.append(text[pos:run_end])
@@ -609,6 +703,15 @@ class Reader:
             char = text[pos]
             if char in closers or char in mixed:
                 own = char in closers
+                if not own and (unescaped or passed) and self._opens_here(pos):
+                    # Once a quote that could close the string was text, a quote of any kind
+                    # right after a delimiter (``"a "b" c"},“d”``) starts a string: the reading
+                    # that runs on through the delimiter is a misreading.
+                    raise ReadError(pos, "parse", "a quote where a new string would start")
+                if own and self._after_plus(pos, start) and not self._may_close(pos + 1, key):
+                    # ``"abc + "def"``: a join whose first string lost its closing quote, with
+                    # or without the space; not a quote inside the text.
+                    raise ReadError(pos, "parse", "a quote after '+' inside a string")
                 if (
                     own
                     and not (unescaped or passed)
@@ -620,7 +723,7 @@ class Reader:
                     # A quote right after a delimiter opens the next string: this one's closing
                     # quote is missing before the delimiter (when the quote cannot close this
                     # string, that is the only reading left).
-                    return self._closed_before_delimiter(parts, pos, opener)
+                    return self._closed_before_delimiter(parts, pos, opener, start)
                 if doubled and own and text.startswith(char * 2, pos):
                     if self._may_close(pos + 2, key):
                         return self._finish(parts, opener, pos + 2)
@@ -650,6 +753,9 @@ class Reader:
                             self._note("mixed_quotes")
                         return self._finish(parts, opener, pos + 1)
                     passed = True
+                    after = _INLINE_SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+                    if after < end and text[after] in _CLOSING:
+                        self._swallowed += text[after]
                     if own and parts[-2:] == ["\\", ""] and self._choose(2) == 1:
                         parts[-2] = ""  # ``\\"`` as a quote escaped twice
                         self._note("double_escaped_quote")
@@ -665,6 +771,14 @@ class Reader:
                 parts.append(char)
                 pos += 1
             elif char == "\\":
+                if literal is None:
+                    literal = self._backslashes_are_text(pos, closers + mixed)
+                if literal:
+                    if _escape_meant(text, pos):
+                        raise ReadError(pos, "parse", "a string whose backslashes read two ways")
+                    parts.append(char)  # ``"C:\Users\x"``: no escape was meant
+                    pos += 1
+                    continue
                 decoded, pos = self._read_escape(pos, single=opener in "'`")
                 parts.append(decoded)
             else:
@@ -674,6 +788,12 @@ class Reader:
                     # With quotes already in doubt, a string running on past the line end is
                     # a misreading, not a multi-line value.
                     raise ReadError(pos, "parse", "a string with an unescaped quote spans lines")
+                if char in "\n\r":
+                    if _TEXT_COMMENT.search(text, line_start, pos) is not None:
+                        # ``"abc // note`` then a line break: the closing quote is missing
+                        # before the comment or at the line end, not somewhere further on.
+                        raise ReadError(pos, "parse", "a comment in a string that spans lines")
+                    line_start = pos + 1
                 # A raw newline or tab inside a string: the model meant that character.
                 self._note("escaped_control_char")
                 parts.append(char)
@@ -716,22 +836,62 @@ class Reader:
         """Whether the string opened at ``start`` holds text, and no delimiter, before the one
         that comes before the quote at ``pos`` (else its closing quote may be missing before
         either; an empty string missing a quote is a lone quote, not a reading)."""
-        back = pos - 1
-        while self.text[back] in " \t\n\r":
-            back -= 1
+        back = self._delimiter_before(pos)
         content = self.text[start + 1 : back]
-        return bool(content) and not any(char in _BEFORE_OPENING for char in content)
+        # A delimiter inside counts where a string could start after it (``"a, "b`` holds one;
+        # ``"https://x`` and ``"b,c`` do not).
+        return bool(content) and _DELIMITER_OPENS.search(content) is None
 
-    def _closed_before_delimiter(self, parts: list[str], pos: int, opener: str) -> tuple[str, int]:
+    def _backslashes_are_text(self, pos: int, closers: str) -> bool:
+        r"""Whether no backslash from ``pos`` to the next quote that may close the string (or the
+        line end) starts an escape any reader knows (``"C:\Users\x"``, ``"\d+"``): then the
+        backslashes are text, as Python keeps them, and nobody meant JavaScript's dropping
+        them. One known escape among them (``"C:\new\x"``) leaves the string refused."""
+        text = self.text
+        cursor = pos
+        while cursor < self.end and text[cursor] not in closers and text[cursor] not in "\n\r":
+            if text[cursor] == "\\":
+                if _escape_meant(text, cursor):
+                    return False
+                cursor += 1
+            cursor += 1
+        if cursor > self.reach:
+            self.reach = cursor
+        self._note("literal_backslash")
+        return True
+
+    def _after_plus(self, pos: int, start: int) -> bool:
+        """Whether a ``+`` or a comment comes right before the quote at ``pos`` (spaces skipped)
+        inside the string opened at ``start``: the quote opens a string, as in ``"abc + "def"``
+        or ``"abc/* note */"def"``, so this one lost its closing quote."""
+        back = pos - 1
+        text = self.text
+        while back > start and text[back] in " \t":
+            back -= 1
+        if text.startswith("*/", back - 1):
+            opened = text.rfind("/*", start + 1, back - 1)
+            if opened >= 0:
+                back = opened - 1
+                while back > start and text[back] in " \t":
+                    back -= 1
+                # ``"abc/* c */"def"`` or ``"abc + /* c */"def"``; after a delimiter
+                # (``"abc, /* c */"def"``) the quote is missing before that delimiter.
+                return text[back] not in _BEFORE_OPENING
+        return back > start and text[back] == "+"
+
+    def _closed_before_delimiter(
+        self, parts: list[str], pos: int, opener: str, start: int
+    ) -> tuple[str, int]:
         """A quote that opens a new string right after a delimiter (``"New York, "gender": ...``)
         while the string before it never closed: its closing quote is missing before the
         delimiter, where the reading goes on. (Read as text, the quote would need the string to
         hold an unescaped quote after a delimiter, which is refused.) Not offered once the
         reading took a quote that could close the string for text: then it was not missing."""
-        back = pos - 1
-        while self.text[back] in " \t\n\r":
-            back -= 1
+        back = self._delimiter_before(pos)
         value = "".join(parts)
+        if _TEXT_COMMENT.search(self.text, start + 1, back + 1) is not None:
+            # ``"abc // note\n, "b"``: the quote is missing before the comment, or at the line end.
+            raise ReadError(back, "parse", "a comment in a string whose closing quote is missing")
         self._note("missing_closing_quote")
         return self._finish([value[: len(value) - (pos - back)]], opener, back)
 
@@ -805,6 +965,10 @@ class Reader:
         stop = plain.match(self.text, pos).end()  # type: ignore[union-attr]
         if stop >= self.end:
             return True
+        if _OPENING_AFTER_DELIMITER.search(self.text, pos, stop) is not None:
+            # ``"a "b" c", 'd'``: a quote of another kind right after a delimiter opens a string;
+            # a string holding quotes in doubt does not run on through it.
+            return True
         char = self.text[stop]
         if char in "\n\r":
             return unescaped
@@ -821,12 +985,21 @@ class Reader:
             return True
         char = self.text[pos]
         if key:
-            return char in ":："
+            if char in "/#":  # ``'a' /* note */: 1``: a comment between a key and its colon
+                try:
+                    pos = self.skip_space(pos, note=False)
+                except ReadError:
+                    return False
+                return pos < self.end and self.text[pos] in ":："
+            # A value on the key's line: the colon is missing (``{"a" 1}``, ``{"a" "b"}``).
+            if char in ":：":
+                return True
+            spaced = self.text[pos - 1] in " \t"  # ``"a""b"`` is no key before a value
+            return (spaced and char in QUOTES) or self._bare_value_follows(pos)
         if char == "/":
             return self.text.startswith(("//", "/*"), pos)
         if char == "+":
-            after = _INLINE_SPACE.match(self.text, pos + 1).end()  # type: ignore[union-attr]
-            return after < self.end and self.text[after] in QUOTES
+            return self._plus_at(pos) >= 0
         return char in _AFTER_VALUE
 
     def _value_follows(self, pos: int, key: bool) -> bool:
@@ -875,12 +1048,32 @@ class Reader:
 
     def _may_open(self, pos: int) -> bool:
         """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...,
-        spaces and line breaks skipped)."""
+        spaces, line breaks and comments skipped)."""
+        return self._delimiter_before(pos) >= 0
+
+    def _delimiter_before(self, pos: int) -> int:
+        """The offset of the delimiter (``,`` ``:`` ``{`` ``[``) before ``pos``, spaces, line
+        breaks and comments skipped; -1 when something else comes first."""
         back = pos - 1
         text = self.text
-        while back >= 0 and text[back] in " \t\n\r":
-            back -= 1
-        return back >= 0 and text[back] in _BEFORE_OPENING
+        while True:
+            while back >= 0 and text[back] in " \t\n\r":
+                back -= 1
+            if back < 1 or not text.startswith("*/", back - 1):
+                break
+            opened = text.rfind("/*", max(back - _LOOK_BACK, 0), back - 1)  # look before it
+            if opened < 0:
+                break
+            back = opened - 1
+        if back >= 0 and text[back] not in _BEFORE_OPENING and text[back + 1 : pos].count("\n"):
+            # ``,  // note`` ending the line before: look before the comment.
+            line = max(text.rfind("\n", 0, back + 1) + 1, back - _LOOK_BACK)
+            comment = _LINE_COMMENT.search(text, line, back + 1)
+            if comment is not None:
+                back = comment.start() - 1
+                while back >= 0 and text[back] in " \t":
+                    back -= 1
+        return back if back >= 0 and text[back] in _BEFORE_OPENING else -1
 
     def _read_triple(self, pos: int) -> tuple[str, int]:
         """A Python triple-quoted string: raw newlines and lone quotes allowed, Python's escapes."""
@@ -943,8 +1136,9 @@ class Reader:
         text = self.text
         while isinstance(value, str) and self._last_string[0] == pos:
             after = _INLINE_SPACE.match(text, pos).end()  # type: ignore[union-attr]
-            if after < self.end and text[after] == "+":
-                start = _INLINE_SPACE.match(text, after + 1).end()  # type: ignore[union-attr]
+            plus = self._plus_at(pos)
+            if plus >= 0:
+                start = self.skip_space(plus + 1)  # ``"a" +\n "b"``, ``"a" + /* c */ "b"``
                 if start < self.end and text[start] in QUOTES:
                     more, pos = self.read_string(start)
                     value += more
@@ -956,6 +1150,18 @@ class Reader:
                 continue
             return value, pos
         return value, pos
+
+    def _plus_at(self, pos: int) -> int:
+        """The offset of a ``+`` after ``pos`` (space, line breaks and comments skipped) when
+        a quote follows it the same way; else -1."""
+        try:
+            plus = self.skip_space(pos, note=False)
+            if plus >= self.end or self.text[plus] != "+":
+                return -1
+            start = self.skip_space(plus + 1, note=False)
+        except ReadError:
+            return -1
+        return plus if start < self.end and self.text[start] in QUOTES else -1
 
     def _python_adjacent(self, after_value: int, pos: int) -> bool:
         """Whether the string just read and the one at ``pos`` stand side by side on one line,
@@ -1019,6 +1225,11 @@ class Reader:
             raise ReadError(pos, "truncated", "the text ends inside an unquoted value")
         word = run.rstrip()
         after = pos + len(word)
+        if after == end and self.text.startswith('"', end) and self._may_close(end + 1, False):
+            # ``{"a": foo", "b": 1}``: the value lost its opening quote.
+            self._note("missing_opening_quote")
+            self._last_string = (end + 1, '"')
+            return word, end + 1
         if word in _LITERALS:
             value, fix = _LITERALS[word]
             if fix:
@@ -1026,6 +1237,12 @@ class Reader:
             return value, after
         if word in _NON_FINITE:
             raise ReadError(pos, "non_finite", f"{word} is not a JSON number")
+        if _QUOTED_WORD.search(word) is not None:
+            # ``True 'type' 'x'``: quoted words inside an unquoted value are not its text.
+            raise ReadError(pos, "parse", "quotes inside an unquoted value")
+        if _CODE_VALUE.match(word) is not None:
+            # ``new NumberInt(5)``, ``ObjectId("..")``: code whose value is not in the text.
+            raise ReadError(pos, "parse", f"code, not a value: {_clip(word)!r}")
         self._note("unquoted_value")
         if word in _WORDLIKE_LITERALS and self._choose(2) == 1:
             return _WORDLIKE_LITERALS[word], after
@@ -1168,6 +1385,15 @@ class Reader:
 
 
 _NOT_A_LITERAL: Any = object()
+# What follows a backslash that some reader (JSON, Python, JavaScript) reads as an escape.
+_MEANT_ESCAPE = re.compile(
+    r"\\(?:[\"'`“”‘’\\/bfnrtva0-9\n\r]|u[0-9a-fA-F]|u\{|x[0-9a-fA-F]|U[0-9a-fA-F]{8}|N\{)"
+)
+
+
+def _escape_meant(text: str, pos: int) -> bool:
+    """Whether the backslash at ``pos`` starts an escape some reader knows."""
+    return _MEANT_ESCAPE.match(text, pos) is not None or pos + 1 >= len(text)
 
 
 def _spelled_literal(word: str) -> Any:

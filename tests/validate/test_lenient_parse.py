@@ -68,6 +68,8 @@ FIX_EXAMPLES: list[tuple[str, str, Callable[[Any], bool] | None]] = [
         ("{'re': r'\\d+'}", "python_string_prefix"),
         ('{"a": "x" + "y"}', "joined_strings"),
         ('{"a": "x, "b": 1}', "missing_closing_quote"),
+        ('{"a" 1}', "inserted_missing_colon"),
+        ('{"path": "C:\\Users\\x"}', "literal_backslash"),
     ]
 ] + [
     (text, fix, check)
