@@ -1080,3 +1080,15 @@ def test_the_public_surface_of_each_package_is_pinned(module_name: str) -> None:
     )
     for name in exported:
         assert hasattr(module, name), f"{module_name}.{name} does not resolve"
+
+
+def test_the_llm_layer_reports_through_its_port_and_imports_no_observer() -> None:
+    """The retry loop and the client cache tell the run about retries and log scope through
+    ``llm.report`` (the port ``observe.scope`` fills), never by importing ``observe``."""
+    bad = sorted(
+        f"{path.relative_to(PACKAGE)}: {imported}"
+        for path in (PACKAGE / "llm").rglob("*.py")
+        for imported in _imports(path)
+        if imported == "scriptorium.observe" or imported.startswith("scriptorium.observe.")
+    )
+    assert not bad, bad

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Any
 
-import scriptorium.observe.scope as scope
+import scriptorium.llm.report as scope
 
 __all__ = ["ClientCache", "key_hash"]
 

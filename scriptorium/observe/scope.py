@@ -1,17 +1,19 @@
 """The scope of the run in progress, for log records and retry events deep in the LLM layer.
 
-The retry loop lives inside the provider adapters, which know nothing of runs. The runner sets a
-context variable for the duration of a run (one ``ContextVar.set`` and ``reset``: it follows the
-run into ``asyncio`` tasks and into ``asyncio.to_thread``), and the adapters read it back through
-:func:`log_extra` and :func:`notify_retry`.
+The retry loop lives inside the provider adapters, which know nothing of runs. The runner makes a
+:class:`RunScope` the current call report of :mod:`scriptorium.llm.report` (the LLM layer's port)
+for the duration of a run; the adapters read it back through that port's ``log_extra`` and
+``notify_retry``, never importing this module.
 """
 
 from __future__ import annotations
 
 import logging
-from contextvars import ContextVar, Token
+from contextvars import Token
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from scriptorium.llm.report import CallReport, current, report_to, stop_reporting
 
 if TYPE_CHECKING:
     from scriptorium.llm.model import RetryInfo
@@ -23,8 +25,6 @@ __all__ = [
     "enter",
     "enter_for_logs",
     "leave",
-    "log_extra",
-    "notify_retry",
 ]
 
 _log = logging.getLogger("scriptorium.observe")
@@ -50,45 +50,37 @@ class RunScope:
             "request_hash": self.request_hash,
         }
 
+    def retried(self, info: RetryInfo) -> None:
+        """Tell the observed generation in progress, if any, about a transport retry."""
+        if self.generation is None:
+            return
+        try:
+            self.generation.retry(info)
+        except Exception:  # observers watch; they never change the outcome
+            _log.debug("observer failed on a retry", exc_info=True, extra=self.extra())
 
-_SCOPE: ContextVar[RunScope | None] = ContextVar("scriptorium_run_scope", default=None)
-_EMPTY: dict[str, str | None] = {"run_id": None, "prompt_id": None, "request_hash": None}
 
-
-def enter(scope: RunScope) -> Token[RunScope | None]:
+def enter(scope: RunScope) -> Token[CallReport | None]:
     """Make ``scope`` the current run's; pass the token to :func:`leave`."""
-    return _SCOPE.set(scope)
+    return report_to(scope)
 
 
-def enter_for_logs(run_id: str, prompt_id: str, request_hash: str) -> Token[RunScope | None] | None:
+def enter_for_logs(
+    run_id: str, prompt_id: str, request_hash: str
+) -> Token[CallReport | None] | None:
     """Enter a scope only when a record could carry it (the retry loop's logger is enabled for
     INFO): a run without an observer and without logging pays one cached level check."""
     if not _RETRY_LOG.isEnabledFor(logging.INFO):
         return None
-    return _SCOPE.set(RunScope(run_id, prompt_id, request_hash))
+    return report_to(RunScope(run_id, prompt_id, request_hash))
 
 
-def leave(token: Token[RunScope | None]) -> None:
-    _SCOPE.reset(token)
+def leave(token: Token[CallReport | None]) -> None:
+    """Restore the scope before :func:`enter`."""
+    stop_reporting(token)
 
 
 def current_scope() -> RunScope | None:
-    return _SCOPE.get()
-
-
-def log_extra() -> dict[str, str | None]:
-    """``extra`` for a log record made while a run is in progress (``None`` values outside one,
-    so formatters that name the fields never fail)."""
-    scope = _SCOPE.get()
-    return dict(_EMPTY) if scope is None else scope.extra()
-
-
-def notify_retry(info: RetryInfo) -> None:
-    """Tell the observed generation in progress, if any, about a transport retry."""
-    scope = _SCOPE.get()
-    if scope is None or scope.generation is None:
-        return
-    try:
-        scope.generation.retry(info)
-    except Exception:  # observers watch; they never change the outcome
-        _log.debug("observer failed on a retry", exc_info=True, extra=scope.extra())
+    """The run scope in progress, if any."""
+    found = current()
+    return found if isinstance(found, RunScope) else None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.model import LLMResponse
+from scriptorium.llm.report import CallReport
 from scriptorium.observe import scope as run_scope
 from scriptorium.observe.observer import GenerationObservation, Observer, RunObservation
 from scriptorium.usecase.flow import NextProfile, Outcome, Step
@@ -238,7 +239,7 @@ class _LogScope:
     def __init__(self, run_id: str, prepared: PreparedRun) -> None:
         self._run_id = run_id
         self._prepared = prepared
-        self._token: Token[run_scope.RunScope | None] | None = None
+        self._token: Token[CallReport | None] | None = None
 
     def __enter__(self) -> None:
         prepared = self._prepared
@@ -258,7 +259,7 @@ class _Scope:
 
     def __init__(self, scope: run_scope.RunScope) -> None:
         self._scope = scope
-        self._token: Token[run_scope.RunScope | None] | None = None
+        self._token: Token[CallReport | None] | None = None
 
     def __enter__(self) -> None:
         self._token = run_scope.enter(self._scope)

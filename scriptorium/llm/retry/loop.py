@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 import scriptorium.llm.deadline as deadline
-import scriptorium.observe.scope as scope
+import scriptorium.llm.report as scope
 from scriptorium.errors import LLMGenerateError, scrub_chain
 from scriptorium.llm.model import Failure, RetryInfo
 from scriptorium.llm.retry.http import Classify, as_failure
