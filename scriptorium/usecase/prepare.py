@@ -33,7 +33,7 @@ from scriptorium.llm.model import (
     given_key,
     key_from_env,
 )
-from scriptorium.llm.registry import ProviderSpec, Registry, Route, provider_needs_key
+from scriptorium.llm.registry import ProviderSpec, Registry, Route
 from scriptorium.profile.model import (
     DEFAULT_SETTINGS,
     ExecutionSettings,
@@ -116,10 +116,10 @@ def merge_settings(
     return settings, sources
 
 
-def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None = None) -> Target:
+def target_for(profile: Profile, request: RunRequest, *, needs_key: bool) -> Target:
     """Step 4a: provider, model and endpoint, with overrides applied and the endpoint checked.
-    ``needs_key``: whether the provider needs a key (and so a model); None asks its spec in the
-    default registry."""
+    ``needs_key``: whether the provider needs a key (and so a model), as the injected registry's
+    spec for it says."""
     overrides = request.overrides
     explicit = ["provider"]
     model = profile.model
@@ -142,8 +142,6 @@ def target_for(profile: Profile, request: RunRequest, *, needs_key: bool | None 
         source = "override"
     if profile.api_key_env:
         explicit.append("api_key_env")
-    if needs_key is None:
-        needs_key = provider_needs_key(profile.provider)
     if needs_key and not model:
         raise InvalidRequestError(
             f"profile {profile.name!r} names no model for provider {profile.provider!r}",

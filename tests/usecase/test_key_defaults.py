@@ -21,7 +21,10 @@ def _credential(
 ) -> tuple[str | None, str | None, str | None]:
     profile = Profile(name="p", provider=provider, model="m", **fields)
     spec = default_registry().get(provider)
-    target = resolve_endpoint(target_for(profile, RunRequest(prompt_id="x")), profile, spec, env)
+    request = RunRequest(prompt_id="x")
+    target = resolve_endpoint(
+        target_for(profile, request, needs_key=spec.needs_model), profile, spec, env
+    )
     found = credential(profile, None, env, spec.route_for(profile.options, "p"), target=target)
     return found.key, found.env_var, found.source
 
