@@ -23,6 +23,7 @@ Nothing here writes the prompt file: the engine writes the accepted text to a ne
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import os
 import random
@@ -248,14 +249,17 @@ class Optimization:
                 )
                 continue
             text = replace_regions(self.text, self.regions, proposal)
-            diff = self._diff(text)
+            # Every report of this candidate names its number, text, rationale and diff.
+            report_of = functools.partial(
+                CandidateReport,
+                number=number,
+                regions=proposal,
+                rationale=rationale,
+                diff=self._diff(text),
+            )
             if not self._affordable("train"):
                 candidates.append(
-                    CandidateReport(
-                        number=number,
-                        regions=proposal,
-                        rationale=rationale,
-                        diff=diff,
+                    report_of(
                         cost_micro=cost,
                         note="not run: its train cases would pass the budget",
                     )
@@ -267,11 +271,7 @@ class Optimization:
                 version = self._version(proposal, text, train, "train")
             except ScriptoriumError as err:
                 candidates.append(
-                    CandidateReport(
-                        number=number,
-                        regions=proposal,
-                        rationale=rationale,
-                        diff=diff,
+                    report_of(
                         cost_micro=cost,
                         note=f"not run: the candidate is not a valid prompt ({err.code})",
                     )
@@ -290,11 +290,7 @@ class Optimization:
                     + (" and the candidates before it" if best_train > seed.score.passed else "")
                 )
                 candidates.append(
-                    CandidateReport(
-                        number=number,
-                        regions=proposal,
-                        rationale=rationale,
-                        diff=diff,
+                    report_of(
                         train=version.score,
                         must_pass_failed=failed_must,
                         cost_micro=cost,
@@ -308,11 +304,7 @@ class Optimization:
             if seed_held is None:
                 if not self._affordable("holdout"):
                     candidates.append(
-                        CandidateReport(
-                            number=number,
-                            regions=proposal,
-                            rationale=rationale,
-                            diff=diff,
+                        report_of(
                             train=version.score,
                             cost_micro=cost,
                             note="not run on held-out: the seed's held-out runs would pass "
@@ -326,11 +318,7 @@ class Optimization:
                 seed_held = (seed_report, self._score(seed_report, "holdout"))
             if not self._affordable("holdout"):
                 candidates.append(
-                    CandidateReport(
-                        number=number,
-                        regions=proposal,
-                        rationale=rationale,
-                        diff=diff,
+                    report_of(
                         train=version.score,
                         cost_micro=cost,
                         note="not run on held-out: it would pass the budget",
@@ -355,11 +343,7 @@ class Optimization:
                     f"not accepted: {gained} pairs gained, {lost} lost on held-out, "
                     f"p = {p_value:.4g} (needs p < {ALPHA})"
                 )
-            judged = CandidateReport(
-                number=number,
-                regions=proposal,
-                rationale=rationale,
-                diff=diff,
+            judged = report_of(
                 train=version.score,
                 holdout=held_score,
                 gained=gained,

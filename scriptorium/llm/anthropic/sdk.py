@@ -13,19 +13,19 @@ skipped, and the SDK's own client class sends through :mod:`scriptorium.llm.anth
 from __future__ import annotations
 
 import dataclasses
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from scriptorium._version import install_hint
-from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.errors import describe
 from scriptorium.llm.anthropic.api import BEDROCK_ERRORS, ERROR_STATUS, MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.direct import direct_post
 from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import encode_body, http_module
+from scriptorium.llm.sdk_import import LazySDK
 from scriptorium.llm.streaming import ErrorEvent
 
 __all__ = [
@@ -43,28 +43,11 @@ __all__ = [
 #: ``sdk_factory(is_async, api_key, base_url)`` -> an ``anthropic.Anthropic``/``AsyncAnthropic``.
 SDKFactory = Callable[[bool, str, str], Any]
 
-_sdk_module: Any = None
 _response_class: Any = None
-_sdk_lock = threading.Lock()
 
 
-def sdk() -> Any:
-    """The ``anthropic`` module, imported once, on first use."""
-    global _sdk_module
-    if _sdk_module is None:
-        with _sdk_lock:
-            if _sdk_module is None:
-                try:
-                    import anthropic
-                except ImportError as err:
-                    raise LLMGenerateError(
-                        "the anthropic provider needs the 'anthropic' package: "
-                        + install_hint("anthropic"),
-                        reason="provider_unavailable",
-                        provider=PROVIDER,
-                    ) from err
-                _sdk_module = anthropic
-    return _sdk_module
+#: The ``anthropic`` module, imported once, on first use.
+sdk = LazySDK("anthropic", provider=PROVIDER, package="anthropic", extra="anthropic")
 
 
 def http_response_class() -> Any:

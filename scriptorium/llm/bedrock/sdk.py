@@ -11,21 +11,18 @@ adapter makes is redacted of them, as of a key.
 from __future__ import annotations
 
 import importlib
-import threading
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.bedrock.api import PROVIDER
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http
+from scriptorium.llm.sdk_import import LazySDK
 
 __all__ = ["Place", "Runtime", "classify", "default_factory", "sdk", "secrets_of"]
 
-_lock = threading.Lock()
-_module: Any = None
 #: The secret parts of the credentials each place signs with (set when its client is built).
 _secrets: dict[Hashable, tuple[str, ...]] = {}
 
@@ -60,22 +57,8 @@ _ERRORS: Mapping[str, tuple[str, bool]] = {
 _CONTEXT_WORDS = ("too long", "context window", "context length", "too many tokens")
 
 
-def sdk() -> Any:
-    """The ``boto3`` module, imported once, on first use."""
-    global _module
-    if _module is None:
-        with _lock:
-            if _module is None:
-                try:
-                    _module = importlib.import_module("boto3")
-                except ImportError as err:
-                    raise LLMGenerateError(
-                        "the bedrock provider needs the 'boto3' package: "
-                        + install_hint("bedrock"),
-                        reason="provider_unavailable",
-                        provider=PROVIDER,
-                    ) from err
-    return _module
+#: The ``boto3`` module, imported once, on first use.
+sdk = LazySDK("boto3", provider=PROVIDER, package="boto3", extra="bedrock")
 
 
 @dataclass(frozen=True)

@@ -27,16 +27,15 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any
 
-from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, describe
 from scriptorium.llm.gemini.api import DEFAULT_BASE_URL, PROVIDER, Place
 from scriptorium.llm.http_clients import guard
 from scriptorium.llm.model import Failure
 from scriptorium.llm.retry.http import classify_http
+from scriptorium.llm.sdk_import import LazySDK
 from scriptorium.llm.streaming import ErrorEvent
 
 __all__ = [
@@ -54,26 +53,9 @@ __all__ = [
 API_VERSION = "v1beta"
 VERTEX_API_VERSION = "v1beta1"
 
-_module: Any = None
-_lock = threading.Lock()
 
-
-def sdk() -> Any:
-    """The ``google.genai`` module, imported once, on first use."""
-    global _module
-    if _module is None:
-        with _lock:
-            if _module is None:
-                try:
-                    _module = importlib.import_module("google.genai")
-                except ImportError as err:
-                    raise LLMGenerateError(
-                        "the gemini provider needs the 'google-genai' package: "
-                        + install_hint("gemini"),
-                        reason="provider_unavailable",
-                        provider=PROVIDER,
-                    ) from err
-    return _module
+#: The ``google.genai`` module, imported once, on first use.
+sdk = LazySDK("google.genai", provider=PROVIDER, package="google-genai", extra="gemini")
 
 
 def _http_library() -> Any:

@@ -14,13 +14,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scriptorium._version import install_hint
-from scriptorium.errors import LLMGenerateError, describe
+from scriptorium.errors import describe
 from scriptorium.llm.http_clients import sdk_http_client
 from scriptorium.llm.model import Failure
 from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.retry.http import classify_http, transport_failure
 from scriptorium.llm.sdk_http import http_module
+from scriptorium.llm.sdk_import import LazySDK
 from scriptorium.llm.streaming import ErrorEvent
 
 __all__ = [
@@ -51,17 +51,8 @@ _STATUS_OF_ERROR = {
 }
 
 
-def sdk() -> Any:
-    """The ``openai`` module, imported on first use."""
-    try:
-        import openai
-    except ImportError as err:
-        raise LLMGenerateError(
-            f"the openai provider needs the 'openai' package ({install_hint('openai')})",
-            reason="provider_unavailable",
-            provider=PROVIDER,
-        ) from err
-    return openai
+#: The ``openai`` module, imported once, on first use.
+sdk = LazySDK("openai", provider=PROVIDER, package="openai", extra="openai")
 
 
 @functools.cache
