@@ -230,8 +230,9 @@ def test_async_timeout_and_refusal_are_the_sdks_errors(server: FakeAnthropicServ
     server.delay(1.0)
     timed_out, refused = asyncio.run(both())
     assert isinstance(timed_out, load_sdk().APITimeoutError)
+    # A refused connection is a connection error; whether the SDK calls it a timeout too (its
+    # aiohttp backend did before 2.1) is the SDK's own wording, not asserted here.
     assert isinstance(refused, load_sdk().APIConnectionError)
-    assert not isinstance(refused, load_sdk().APITimeoutError)
 
 
 # --- post wherever the direct send would not be exactly that -----------------------------------
