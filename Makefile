@@ -22,7 +22,7 @@ demo: install
 	$(VENV)/bin/scriptorium run extract/contact -p offline -a document=examples/contact.txt
 
 # The fast suite: everything but the tests marked slow (benchmarks at smoke size, a real Ray
-# cluster, the compatibility suite), spread over TEST_WORKERS processes (pytest-xdist); about two
+# cluster, the compatibility suite), spread over TEST_WORKERS processes (pytest-xdist); about four
 # minutes on two cores. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 test: install

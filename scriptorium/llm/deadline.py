@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
+from typing import TypeVar
 
-__all__ = ["DeadlineExceeded", "bounded", "left", "when"]
+__all__ = ["DeadlineExceeded", "bounded", "left", "run_bounded", "when"]
 
 #: The ``time.monotonic()`` moment the current sync attempt must end by (None: no deadline).
 _AT: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -58,3 +61,26 @@ def bounded(at: float) -> Iterator[None]:
         yield
     finally:
         _AT.reset(token)
+
+
+_T = TypeVar("_T")
+# Workers for blocking calls of libraries that cannot see the deadline (boto3's urllib3): a call
+# past its deadline is abandoned to its own socket timeout while the caller moves on.
+_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="scriptorium-deadline")
+
+
+def run_bounded(call: Callable[[], _T], timeout_s: float) -> _T:
+    """``call()`` for a library whose blocking I/O cannot read the deadline (it does not go
+    through scriptorium's HTTP clients): run in a worker thread and waited for until the
+    deadline in force, else ``timeout_s``; :class:`DeadlineExceeded` when it passes (the call is
+    left to end by its library's own socket timeout, its result dropped). The context (the
+    deadline, the run's report) travels into the worker."""
+    at = _AT.get()
+    wait = timeout_s if at is None else max(0.0, min(timeout_s, at - time.monotonic()))
+    context = contextvars.copy_context()
+    future = _POOL.submit(context.run, call)
+    try:
+        return future.result(timeout=wait)
+    except FutureTimeout as err:
+        future.cancel()
+        raise DeadlineExceeded(f"no answer within {wait:.1f} s (the run's time left)") from err

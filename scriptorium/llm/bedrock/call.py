@@ -20,6 +20,7 @@ from scriptorium.llm.adapter import SDKCall, forced_tool_finish, key_of
 from scriptorium.llm.bedrock.api import PRICES, PROVIDER, STOP_REASONS, base_model
 from scriptorium.llm.bedrock.body import Built, build
 from scriptorium.llm.bedrock.sdk import Place, Runtime, secrets_of
+from scriptorium.llm.deadline import run_bounded
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry.policy import RetryHooks
@@ -143,8 +144,10 @@ class ConverseCall(SDKCall[Answer]):
         return scrub_response(self.response(result, attempts, elapsed_s), self.signing)
 
     def send(self, client: Runtime, timeout_s: float) -> Answer:
-        """One ``converse`` request."""
-        result = client.client.converse(**self.built.params)
+        """One ``converse`` request, ended by the run's deadline (boto3's sockets cannot see it,
+        so the call runs bounded: :func:`~scriptorium.llm.deadline.run_bounded`)."""
+        params = self.built.params
+        result = run_bounded(lambda: client.client.converse(**params), timeout_s)
         return read_answer(result, self.built.tool)
 
     async def asend(self, client: Runtime, timeout_s: float) -> Answer:

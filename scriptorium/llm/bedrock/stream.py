@@ -27,6 +27,7 @@ from scriptorium.llm.bedrock.api import PROVIDER, STOP_REASONS
 from scriptorium.llm.bedrock.call import ConverseCall, read_usage
 from scriptorium.llm.bedrock.sdk import classify
 from scriptorium.llm.client import ReasoningChunk, StreamItem
+from scriptorium.llm.deadline import run_bounded
 from scriptorium.llm.model import LLMRequest, Usage
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
@@ -143,11 +144,16 @@ def stream(
     runtime = clients.sync(call.slot, call.key)
     started = time.perf_counter()
     args = call.retry_args(hooks)
-    opened, attempts, _ = call_with_retry(lambda _: _open(call, runtime), classify, **args)
+    opened, attempts, _ = call_with_retry(
+        lambda timeout_s: run_bounded(lambda: _open(call, runtime), timeout_s), classify, **args
+    )
     fold = opened.fold
+    # After the first content, at most timeout_s may pass waiting for the next event.
+    gap_s = request.settings.timeout_s
+    done = object()
     try:
         yield from opened.pending
-        for event in opened.events:
+        while (event := run_bounded(lambda: next(opened.events, done), gap_s)) is not done:
             yield from fold.add(event)
     except GeneratorExit:
         raise
