@@ -10,11 +10,8 @@ process list shows it); listening off loopback without one is refused before the
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
-import signal
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from scriptorium._version import install_hint
@@ -100,7 +97,7 @@ def _serve_http(
 ) -> int:
     import uvicorn
 
-    from scriptorium.cli.serve import EXIT_CANNOT_LISTEN, CannotListen, listen
+    from scriptorium.cli.serve import EXIT_CANNOT_LISTEN, CannotListen, listen, run_until_stopped
     from scriptorium.mcp.http import MCP_PATH, http_app
 
     app = http_app(server, host=args.host, token=token)
@@ -121,28 +118,10 @@ def _serve_http(
             access_log=False,
         )
     )
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    gc.collect()
-    gc.freeze()
     host, port = listening.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     # Said always (like a server's first line), on stderr: where to point a client.
     guarded = " (bearer token required)" if token else ""
     reporter.err.write(f"scriptorium: serving MCP on http://{shown}:{port}{MCP_PATH}{guarded}\n")
     reporter.err.flush()
-    try:
-        uvicorn_server.run(sockets=[listening])
-    except _Terminated:
-        return 0
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        listening.close()
-    return 0 if uvicorn_server.started else EXIT_CANNOT_LISTEN
-
-
-class _Terminated(Exception):
-    """SIGTERM arrived after the server had shut down gracefully."""
-
-
-def _terminated(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated
+    return run_until_stopped(uvicorn_server, listening)

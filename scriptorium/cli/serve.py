@@ -23,7 +23,15 @@ from scriptorium._version import install_hint
 from scriptorium.cli.output import Reporter
 from scriptorium.cli.parser import UsageError
 
-__all__ = ["EXIT_CANNOT_LISTEN", "TOKEN_ENV", "CannotListen", "cmd_serve", "is_loopback", "listen"]
+__all__ = [
+    "EXIT_CANNOT_LISTEN",
+    "TOKEN_ENV",
+    "CannotListen",
+    "cmd_serve",
+    "is_loopback",
+    "listen",
+    "run_until_stopped",
+]
 
 #: The environment variable the server's bearer token is read from.
 TOKEN_ENV = "SCRIPTORIUM_HTTP_TOKEN"
@@ -136,15 +144,22 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
             server_header=False,
         )
     )
+    host, port = listening.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    logging.getLogger("uvicorn.error").info("serving on http://%s:%d", shown, port)
+    return run_until_stopped(server, listening)
+
+
+def run_until_stopped(server: Any, listening: Any) -> int:
+    """Run the uvicorn ``server`` on the ``listening`` socket until it stops: 0 after a graceful
+    stop (Ctrl-C or SIGTERM: the requests in flight finish first), else
+    :data:`EXIT_CANNOT_LISTEN` when it never started. ``serve`` and ``mcp`` both end this way."""
     # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again under the
     # handler that was there before it started: this one, so a requested stop exits 0.
     previous = signal.signal(signal.SIGTERM, _terminated)
     # What start-up built lives as long as the server: keep the collector from rescanning it.
     gc.collect()
     gc.freeze()
-    host, port = listening.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    logging.getLogger("uvicorn.error").info("serving on http://%s:%d", shown, port)
     try:
         server.run(sockets=[listening])
     except _Terminated:
