@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from scriptorium.validate.parse import parse_lenient
@@ -44,8 +44,20 @@ _FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthC
 _SLOW = settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def _keys_with_colons(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(":" in k or _keys_with_colons(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_keys_with_colons(v) for v in value)
+    return False
+
+
 def _check_recovered(value: Any, families: list[str], seed: int) -> None:
     case = write(value, tuple(families), seed)
+    # A known refusal, never a wrong value: smart quotes around a value whose object has a key
+    # holding a colon (`{"0:": “A”}`) read two ways to the reader, which refuses them as
+    # ambiguous (internal_docs/validation.md, "Known refusals").
+    assume(not ("smart_quotes" in case.families and _keys_with_colons(case.value)))
     outcome = parse_lenient(case.text)
     assert outcome.ok, (case.text, case.families, outcome.issues)
     assert same_value(outcome.value, case.value), (case.text, outcome.value)
@@ -125,3 +137,11 @@ def test_recall_per_family_is_complete() -> None:
     table = recall(200)
     assert {family for family, (total, _, _) in table.items() if total == 0} == set()
     assert {family: row for family, row in table.items() if row[0] != row[1] or row[2]} == {}
+
+
+def test_a_colon_in_a_key_beside_smart_quotes_is_refused_never_misread() -> None:
+    """The known refusal the recall properties set aside: refused as ambiguous, never another
+    value."""
+    outcome = parse_lenient('[{"0:": \u201cA\u201d}]')
+    assert not outcome.ok
+    assert [issue.keyword for issue in outcome.issues] == ["ambiguous"]
