@@ -40,8 +40,20 @@ _tops = st.one_of(
 )
 _recoverable = st.lists(st.sampled_from(RECOVERABLE), max_size=3, unique=True)
 _seeds = st.integers(0, 2**32 - 1)
-_FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_SLOW = settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: CI sees the same examples every run (a new slip class is found by changing the
+# model or running with another seed by hand, not by a red build at random).
+_FAST = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+_SLOW = settings(
+    max_examples=3000,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def _keys_with_colons(value: Any) -> bool:
