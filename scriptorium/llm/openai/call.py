@@ -28,6 +28,7 @@ __all__ = [
     "Call",
     "Completion",
     "Result",
+    "answer_usage",
     "azure_cost",
     "parse_completion",
     "read_completion",
@@ -85,6 +86,21 @@ RESPONSES_USAGE: UsageNames = (
     "output_tokens",
     "output_tokens_details",
 )
+
+
+def answer_usage(body: Mapping[str, Any], fields: UsageNames, metadata: dict[str, Any]) -> Usage:
+    """The usage of an answer's body read by ``fields`` (:func:`token_usage`), with what both
+    APIs' answers say beside it put in ``metadata``: no usage at all, the model that answered and
+    the service tier."""
+    usage_body = body.get("usage")
+    if not isinstance(usage_body, dict):
+        metadata["usage_missing"] = True
+        usage_body = {}
+    if isinstance(body.get("model"), str):
+        metadata["response_model"] = body["model"]
+    if isinstance(body.get("service_tier"), str):
+        metadata["service_tier"] = body["service_tier"]
+    return token_usage(usage_body, fields)
 
 
 def token_usage(usage_body: Mapping[str, Any], names: UsageNames) -> Usage:
@@ -169,15 +185,7 @@ def read_completion(raw: bytes, strategy: str | None) -> tuple[Completion, str |
         finish = "refusal"
         metadata["refusal"] = refusal
         text = text or refusal
-    usage_body = body.get("usage")
-    if not isinstance(usage_body, dict):
-        metadata["usage_missing"] = True
-        usage_body = {}
-    usage = token_usage(usage_body, CHAT_USAGE)
-    if isinstance(body.get("model"), str):
-        metadata["response_model"] = body["model"]
-    if isinstance(body.get("service_tier"), str):
-        metadata["service_tier"] = body["service_tier"]
+    usage = answer_usage(body, CHAT_USAGE, metadata)
     return (text, finish, usage, metadata), _reasoning(message)
 
 

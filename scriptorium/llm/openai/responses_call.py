@@ -26,7 +26,7 @@ from scriptorium.llm.openai.call import (
     RESPONSES_USAGE,
     Call,
     Completion,
-    token_usage,
+    answer_usage,
 )
 from scriptorium.llm.openai.responses_body import (
     build_responses_params,
@@ -119,15 +119,7 @@ def read_response(raw: bytes, strategy: str | None) -> tuple[Completion, str | N
         finish = "refusal"
         metadata["refusal"] = refusal
         text = text or refusal
-    usage_body = body.get("usage")
-    if not isinstance(usage_body, dict):
-        metadata["usage_missing"] = True
-        usage_body = {}
-    usage = token_usage(usage_body, RESPONSES_USAGE)
-    if isinstance(body.get("model"), str):
-        metadata["response_model"] = body["model"]
-    if isinstance(body.get("service_tier"), str):
-        metadata["service_tier"] = body["service_tier"]
+    usage = answer_usage(body, RESPONSES_USAGE, metadata)
     reasoning = "\n\n".join(summaries) if summaries else None
     return (text, finish, usage, metadata), reasoning
 
