@@ -69,6 +69,7 @@ ADAPTER_MODULES = (
     "scriptorium.kernel",
     "scriptorium.httpapi",
     "scriptorium.mcp",
+    "scriptorium.pytest_plugin",
     "scriptorium.testing",
     "scriptorium._testing",
     "scriptorium._loading",
@@ -321,6 +322,7 @@ TRANSITIVE_ADAPTERS = (
     "scriptorium.kernel",
     "scriptorium.httpapi",
     "scriptorium.mcp",
+    "scriptorium.pytest_plugin",
     "scriptorium.batch",
     "scriptorium.check",
 )

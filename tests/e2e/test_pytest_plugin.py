@@ -49,7 +49,7 @@ def _project(tmp_path: Path) -> Path:
 
 def test_pytest_scriptorium_runs_every_case_as_a_test(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    done = _pytest(root, "--scriptorium", "-p", "scriptorium.evals.pytest_plugin", "-v")
+    done = _pytest(root, "--scriptorium", "-p", "scriptorium.pytest_plugin", "-v")
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
     assert "prompts/contact.tests.yaml::right person[good] PASSED" in out
@@ -78,12 +78,12 @@ def test_without_the_flag_the_plugin_collects_nothing(tmp_path: Path) -> None:
         "import sys\n\n"
         "def test_nothing_of_scriptorium_beyond_the_plugin_is_loaded():\n"
         "    loaded = sorted(m for m in sys.modules if m.startswith('scriptorium'))\n"
-        "    assert 'scriptorium.evals.pytest_plugin' in loaded\n"
+        "    assert 'scriptorium.pytest_plugin' in loaded\n"
         "    assert 'scriptorium.engine' not in loaded\n"
         "    assert 'yaml' not in sys.modules and 'jinja2' not in sys.modules\n",
         "utf-8",
     )
-    done = _pytest(root, "-p", "scriptorium.evals.pytest_plugin", "-v")
+    done = _pytest(root, "-p", "scriptorium.pytest_plugin", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert ".tests.yaml" not in done.stdout
@@ -92,7 +92,7 @@ def test_without_the_flag_the_plugin_collects_nothing(tmp_path: Path) -> None:
 def test_a_broken_tests_file_is_a_collection_error(tmp_path: Path) -> None:
     root = _project(tmp_path)
     write_tests(root, "note", "cases: [{name: a, expect: {bogus: 1}}]")
-    done = _pytest(root, "--scriptorium", "-p", "scriptorium.evals.pytest_plugin")
+    done = _pytest(root, "--scriptorium", "-p", "scriptorium.pytest_plugin")
     assert done.returncode != 0
     assert (
         "prompt_load: tests file prompts/note.tests.yaml: cases[0].expect.bogus: unknown key"
