@@ -425,7 +425,9 @@ class Engine:
         target = resolve_endpoint(
             target_for(loaded, placeholder, needs_key=needs_model), loaded, spec, env
         )
-        route = None if spec is None else spec.route_for(loaded.options, loaded.name)
+        route = (
+            None if spec is None else self.providers.route_for(spec, loaded.options, loaded.name)
+        )
         key = credential(loaded, api_key, env, route, target=target).key
         return loaded, target, key
 

@@ -18,7 +18,7 @@ from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage, key_from_env
-from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Registry, default_registry
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Registry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.profile.model import validate_endpoint
 
@@ -59,7 +59,7 @@ def choose_provider(
     *,
     prompt_run: bool,
     hooks: RetryHooks | None = None,
-    registry: Registry | None = None,
+    registry: Registry,
 ) -> Provider:
     """The provider ``CC_LLM_PROVIDER`` names, checked and ready to call: ``mock``, ``profile``
     (prompt runs: the prompt's profile chooses) or any provider of ``registry`` that needs a key
@@ -69,7 +69,6 @@ def choose_provider(
     ``profile`` for a raw payload, bad base URL; ``"provider_unavailable"``: SDK missing) or
     ``APIKeyEnvMissingError`` (the key variable unset, empty or too short to be a key).
     """
-    registry = registry or default_registry()
     name = (env.get(PROVIDER_ENV) or "").strip().lower()
     if name == MOCK:
         from scriptorium.kernel.mock import MOCK_ENV, MockClient
@@ -96,7 +95,7 @@ def choose_provider(
 
 def _keyed(spec: ProviderSpec, env: Mapping[str, str], hooks: RetryHooks | None) -> Provider:
     # Cheap check first (no import), so a missing SDK is reported even without a key.
-    if spec.sdk_module is not None and not _sdk_present(spec.sdk_module):
+    if spec.missing_libraries():
         raise _sdk_missing(spec)
     key_env = spec.key_env
     assert key_env is not None  # choose_provider checked
@@ -119,13 +118,6 @@ def _keyed(spec: ProviderSpec, env: Mapping[str, str], hooks: RetryHooks | None)
             raise _sdk_missing(spec) from err
     client = spec.client(ProviderConfig(provider=spec.name, hooks=hooks))
     return Provider(spec.name, client, SecretStr(key), endpoint)
-
-
-def _sdk_present(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # a blocked or half-imported module
-        return False
 
 
 def _sdk_missing(spec: ProviderSpec) -> LLMGenerateError:

@@ -155,6 +155,7 @@ class _Session:
         from scriptorium.kernel.jobs import prompt_job, raw_job
         from scriptorium.kernel.payload import PromptPayload, parse_payload
         from scriptorium.kernel.providers import MeteredClient, Provider, choose_provider
+        from scriptorium.llm.registry import default_registry
         from scriptorium.llm.retry import RetryHooks
 
         payload = parse_payload(payload_data)
@@ -162,8 +163,13 @@ class _Session:
             provider = Provider("custom", self.client)
         else:
             hooks = RetryHooks(on_retry=(self._retrying,), stop_requested=self._stopped)
+            # The worker process is a composition root: its one registry (the built-ins and
+            # installed plugins) is chosen here and handed down.
             provider = choose_provider(
-                self.env, prompt_run=isinstance(payload, PromptPayload), hooks=hooks
+                self.env,
+                prompt_run=isinstance(payload, PromptPayload),
+                hooks=hooks,
+                registry=default_registry(),
             )
         if provider.api_key is not None:
             self.out.add_secret(provider.api_key.get_secret_value())

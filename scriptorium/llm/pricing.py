@@ -92,9 +92,10 @@ def builtin_prices() -> Mapping[str, ModelPrice]:
     """The price tables of the built-in providers' specs, merged (model names do not overlap)."""
     global _merged
     if _merged is None:
-        from scriptorium.llm.registry import BUILTIN, default_registry
+        from scriptorium.llm.registry import BUILTIN, Registry
 
-        registry = default_registry()
+        # The built-ins only, whatever plugins are installed: no process-wide registry needed.
+        registry = Registry(entry_points=False)
         merged: dict[str, ModelPrice] = {}
         for name in BUILTIN:
             spec = registry.find(name)

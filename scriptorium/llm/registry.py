@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from scriptorium._suggest import did_you_mean
@@ -126,6 +126,10 @@ class Route:
     #: What this route needs installed beyond the provider's SDK: ``(import name, extra)``
     #: pairs (Bedrock's ``boto3``), for ``check``'s install hints.
     libraries: tuple[tuple[str, str], ...] = ()
+    #: The provider whose key rule this route follows, asked in the same registry (a replay
+    #: profile recording through ``openai`` needs the key ``openai`` needs): resolved by
+    #: :meth:`Registry.route_for`, which sets ``needs_key`` from it. None: ``needs_key`` stands.
+    key_rule_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -387,6 +391,22 @@ class Registry:
             return spec
         return self._plugin(name)
 
+    def route_for(
+        self, spec: ProviderSpec, options: Mapping[str, Any], profile: str | None = None
+    ) -> Route:
+        """How a profile of ``spec``'s provider with ``options`` reaches it (see :class:`Route`),
+        with the key question of a route that defers it (``key_rule_of``) answered by that
+        provider's spec in this registry, on the same options; a provider it does not know, or
+        the route's own, needs no key. The one place a profile's key question is answered
+        (prepare, ``verify``, ``check``)."""
+        route = spec.route_for(options, profile)
+        other_name = route.key_rule_of
+        if other_name is None:
+            return route
+        other = None if other_name == spec.name else self.find(other_name)
+        needs_key = other is not None and other.route_for(options, profile).needs_key
+        return replace(route, needs_key=needs_key, key_rule_of=None)
+
     def get(self, name: str) -> ProviderSpec:
         """The spec of ``name``; ``LLMGenerateError(reason="config")`` naming the known providers
         (and the closest one) when there is none."""
@@ -574,5 +594,6 @@ def provider_needs_key(provider: str, options: Mapping[str, Any] | None = None) 
     """Whether ``provider`` needs an API key for a profile with ``options``, as its spec in the
     default registry says (``anthropic`` and ``openai`` do on their own APIs; an unknown provider
     does not)."""
-    spec = default_registry().find(provider)
-    return spec is not None and spec.needs_key_for(options or {})
+    registry = default_registry()
+    spec = registry.find(provider)
+    return spec is not None and registry.route_for(spec, options or {}).needs_key

@@ -34,7 +34,7 @@ from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.hashing import REQUEST_HASH_VERSION
 from scriptorium.llm.client import AsyncClient, Client, Verifier, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
-from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Route, provider_needs_key
+from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Route
 from scriptorium.llm.streaming import StreamItem, astream_of, response_pieces, stream_of
 
 if TYPE_CHECKING:
@@ -418,7 +418,7 @@ def _route(options: Mapping[str, Any], profile: str | None) -> Route:
     """A replay reads no key; a recording needs the key its recorded provider needs."""
     record_provider = options.get("record_provider")
     recording = options.get("mode", "replay") == "record" and isinstance(record_provider, str)
-    return Route(needs_key=recording and provider_needs_key(str(record_provider), options))
+    return Route(key_rule_of=str(record_provider)) if recording else Route()
 
 
 #: The ``replay`` provider's registry entry: one client per profile (its cassette and mode).

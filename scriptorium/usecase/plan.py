@@ -152,7 +152,9 @@ class Planner:
         env = os.environ if self._env is None else self._env
         settings, sources, target = self._effective(profile, request, spec)
         target = steps.resolve_endpoint(target, profile, spec, env, prompt_id=prompt_id)
-        route = None if spec is None else spec.route_for(profile.options, profile.name)
+        route = (
+            None if spec is None else self._providers.route_for(spec, profile.options, profile.name)
+        )
         found = steps.credential(
             profile,
             None if request.api_key is None else request.api_key.get_secret_value(),

@@ -23,6 +23,7 @@ from scriptorium.llm.registry import (
     ProviderConfig,
     ProviderSpec,
     Registry,
+    Route,
 )
 from scriptorium.llm.router import Router
 from scriptorium.prompt.model import Message, content_text
@@ -262,3 +263,44 @@ def test_usage_of_a_registered_provider_is_reported_as_given(tmp_path: Path) -> 
     engine = Engine(project(tmp_path, "counting"), providers=[spec])
     result = engine.run("hello", inputs={"name": "Ada"})
     assert (result.output.text, result.usage.input_tokens) == ("ok", 5)
+
+
+def _keyed(name: str) -> ProviderSpec:
+    return ProviderSpec(name=name, client=lambda config: _NoClient(), needs_key=True)
+
+
+class _NoClient:
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        raise AssertionError("no call is made in these tests")
+
+
+def test_a_route_deferring_its_key_rule_is_answered_by_the_same_registry() -> None:
+    # The provider the route defers to exists only in this registry: the answer cannot come
+    # from any process-wide one.
+    deferring = ProviderSpec(
+        name="mirror",
+        client=lambda config: _NoClient(),
+        route=lambda options, profile: Route(key_rule_of=str(options.get("through", ""))),
+    )
+    registry = Registry([deferring, _keyed("vault")], entry_points=False)
+
+    assert registry.route_for(deferring, {"through": "vault"}).needs_key
+    assert registry.route_for(deferring, {"through": "vault"}).key_rule_of is None
+    assert not registry.route_for(deferring, {"through": "nowhere"}).needs_key
+    # A route deferring to its own provider asks nobody: no key, no recursion.
+    assert not registry.route_for(deferring, {"through": "mirror"}).needs_key
+    assert (
+        not Registry([deferring], entry_points=False)
+        .route_for(deferring, {"through": "vault"})
+        .needs_key
+    )
+
+
+def test_a_replay_recording_needs_the_key_of_the_provider_it_records_through() -> None:
+    registry = Registry([_keyed("vault")], entry_points=False)
+    replay = registry.get("replay")
+    recording = {"mode": "record", "record_provider": "vault", "cassette": "c.jsonl"}
+
+    assert registry.route_for(replay, recording).needs_key
+    assert not registry.route_for(replay, {**recording, "mode": "replay"}).needs_key
+    assert not registry.route_for(replay, {**recording, "record_provider": "fake"}).needs_key

@@ -13,6 +13,7 @@ import pytest
 
 from scriptorium.kernel import EXIT_CONFIG, serve
 from scriptorium.kernel.providers import PROVIDER_ENV, choose_provider
+from scriptorium.llm.registry import default_registry
 from scriptorium.testing import FakeGeminiServer
 
 KEY = "AIza-kernel-canary-0123456789abcd"
@@ -49,7 +50,11 @@ def test_a_raw_payload_goes_to_gemini_with_the_key_and_base_url_variables(
 
 def test_gemini_is_a_kernel_choice_and_its_key_variable_must_be_set() -> None:
     assert (
-        choose_provider({PROVIDER_ENV: "gemini", "GEMINI_API_KEY": KEY}, prompt_run=False).name
+        choose_provider(
+            {PROVIDER_ENV: "gemini", "GEMINI_API_KEY": KEY},
+            prompt_run=False,
+            registry=default_registry(),
+        ).name
         == "gemini"
     )
     code, messages = _serve(
