@@ -95,33 +95,17 @@ def _serve_stdio(server: Server[Any]) -> int:
 def _serve_http(
     server: Server[Any], args: argparse.Namespace, token: str | None, reporter: Reporter
 ) -> int:
-    import uvicorn
-
-    from scriptorium.cli.serve import EXIT_CANNOT_LISTEN, CannotListen, listen, run_until_stopped
+    from scriptorium.cli.serve import serve_app
     from scriptorium.mcp.http import MCP_PATH, http_app
 
+    def announce(origin: str) -> None:
+        # Said always (like a server's first line), on stderr: where to point a client.
+        guarded = " (bearer token required)" if token else ""
+        reporter.err.write(f"scriptorium: serving MCP on {origin}{MCP_PATH}{guarded}\n")
+        reporter.err.flush()
+
     app = http_app(server, host=args.host, token=token)
-    try:
-        listening = listen(args.host, args.port)
-    except CannotListen as err:
-        reporter.error("cannot_listen", str(err))
-        return EXIT_CANNOT_LISTEN
-    uvicorn_server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=args.host,
-            port=args.port,
-            lifespan="on",
-            server_header=False,
-            log_level="warning",
-            # Its access lines would go to stdout; the MCP log (-v) says what ran.
-            access_log=False,
-        )
+    # No access lines (they would go to stdout, the protocol's); the MCP log (-v) says what ran.
+    return serve_app(
+        app, args.host, args.port, reporter, announce, lifespan="on", log_level="warning"
     )
-    host, port = listening.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    # Said always (like a server's first line), on stderr: where to point a client.
-    guarded = " (bearer token required)" if token else ""
-    reporter.err.write(f"scriptorium: serving MCP on http://{shown}:{port}{MCP_PATH}{guarded}\n")
-    reporter.err.flush()
-    return run_until_stopped(uvicorn_server, listening)

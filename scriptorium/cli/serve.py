@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -108,7 +109,7 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the extra's server, missing: said here, before any work)
 
         from scriptorium.httpapi import create_app
     except ModuleNotFoundError as err:
@@ -128,25 +129,43 @@ def cmd_serve(args: argparse.Namespace, reporter: Reporter) -> int:
     app = create_app(
         engine, token=token, concurrency=args.concurrency, cors_origins=args.cors_origins
     )
+    return serve_app(
+        app,
+        args.host,
+        args.port,
+        reporter,
+        lambda origin: logging.getLogger("uvicorn.error").info("serving on %s", origin),
+        log_config=_log_config(),
+        lifespan="off",
+    )
+
+
+def serve_app(
+    app: Any,
+    host: str,
+    port: int,
+    reporter: Reporter,
+    announce: Callable[[str], None],
+    **config: Any,
+) -> int:
+    """Serve the ASGI ``app`` on ``host``:``port`` with uvicorn until it stops (see
+    :func:`run_until_stopped`): the socket bound first (``cannot_listen``, exit
+    :data:`EXIT_CANNOT_LISTEN`, when it cannot be), then ``announce("http://host:port")``.
+    uvicorn writes no ``Server`` header and no access lines of its own; ``config`` adds the
+    rest of its settings. ``serve`` and ``mcp`` both serve this way."""
+    import uvicorn
+
     try:
-        listening = listen(args.host, args.port)
+        listening = listen(host, port)
     except CannotListen as err:
         reporter.error("cannot_listen", str(err))
         return EXIT_CANNOT_LISTEN
     server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=args.host,
-            port=args.port,
-            access_log=False,
-            log_config=_log_config(),
-            lifespan="off",
-            server_header=False,
-        )
+        uvicorn.Config(app, host=host, port=port, server_header=False, access_log=False, **config)
     )
-    host, port = listening.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    logging.getLogger("uvicorn.error").info("serving on http://%s:%d", shown, port)
+    bound_host, bound_port = listening.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    announce(f"http://{shown}:{bound_port}")
     return run_until_stopped(server, listening)
 
 
