@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scriptorium.cli.output import usd
+from scriptorium.cli.test import add_cassette_options
 
 if TYPE_CHECKING:
     from scriptorium.cli.output import Reporter
@@ -74,21 +75,7 @@ def add_optimize_parser(commands: Any, common: Callable[..., None]) -> None:
     optimize.add_argument(
         "--concurrency", type=int, default=8, metavar="N", help="runs in flight (default: 8)"
     )
-    cassettes = optimize.add_mutually_exclusive_group()
-    cassettes.add_argument(
-        "--record",
-        dest="cassettes",
-        action="store_const",
-        const="record",
-        help="run replay profiles live and append every answer to their cassettes",
-    )
-    cassettes.add_argument(
-        "--replay",
-        dest="cassettes",
-        action="store_const",
-        const="replay",
-        help="answer replay profiles from their cassettes only",
-    )
+    add_cassette_options(optimize)
     common(optimize, json_help="print the whole OptimizeReport as JSON")
 
 

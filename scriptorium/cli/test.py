@@ -78,23 +78,7 @@ def add_test_parser(commands: Any, common: Callable[..., None]) -> None:
         help="an earlier report (--json) to compare with: a case whose pass rate dropped beyond "
         "its 95%% interval is a regression (exit 1)",
     )
-    cassettes = test.add_mutually_exclusive_group()
-    cassettes.add_argument(
-        "--record",
-        dest="cassettes",
-        action="store_const",
-        const="record",
-        help="run replay profiles live through their record_provider and append every answer "
-        "to their cassettes",
-    )
-    cassettes.add_argument(
-        "--replay",
-        dest="cassettes",
-        action="store_const",
-        const="replay",
-        help="answer replay profiles from their cassettes only (deterministic, free, no key); "
-        "a live profile without a cassette is refused",
-    )
+    add_cassette_options(test)
     test.add_argument(
         "--provider-batch",
         action="store_true",
@@ -150,6 +134,28 @@ class ProgressLine:
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def add_cassette_options(command: argparse.ArgumentParser) -> None:
+    """``--record`` / ``--replay``: how a command that runs tests cases (``test``,
+    ``optimize``) treats replay profiles."""
+    cassettes = command.add_mutually_exclusive_group()
+    cassettes.add_argument(
+        "--record",
+        dest="cassettes",
+        action="store_const",
+        const="record",
+        help="run replay profiles live through their record_provider and append every answer "
+        "to their cassettes",
+    )
+    cassettes.add_argument(
+        "--replay",
+        dest="cassettes",
+        action="store_const",
+        const="replay",
+        help="answer replay profiles from their cassettes only (deterministic, free, no key); "
+        "a live profile without a cassette is refused",
+    )
 
 
 def cmd_test(args: argparse.Namespace, reporter: Reporter) -> int:
