@@ -160,29 +160,29 @@ class FakeClient:
         usage = Usage(input_tokens=0, output_tokens=len(value) // 4)
         return LLMResponse(text=value, model=self._model, usage=usage)
 
-    def generate(self, request: LLMRequest) -> LLMResponse:
-        """The next scripted response (an async callable is run to completion)."""
+    def _called(self, request: LLMRequest) -> Any:
+        """The next scripted item for ``request``: raised when it is an exception, called when
+        it is a callable (its result may be awaitable: each driver below completes it)."""
         item = self._next(request)
         if isinstance(item, BaseException):
             raise item
         if callable(item) and not isinstance(item, LLMResponse):
-            value = item(request)
-            if inspect.isawaitable(value):
-                value = asyncio.run(_awaited(value))
-            return self._wrap(value)
-        return self._wrap(item)
+            return item(request)
+        return item
+
+    def generate(self, request: LLMRequest) -> LLMResponse:
+        """The next scripted response (an async callable is run to completion)."""
+        value = self._called(request)
+        if inspect.isawaitable(value):
+            value = asyncio.run(_awaited(value))
+        return self._wrap(value)
 
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`."""
-        item = self._next(request)
-        if isinstance(item, BaseException):
-            raise item
-        if callable(item) and not isinstance(item, LLMResponse):
-            value = item(request)
-            if inspect.isawaitable(value):
-                value = await value
-            return self._wrap(value)
-        return self._wrap(item)
+        value = self._called(request)
+        if inspect.isawaitable(value):
+            value = await value
+        return self._wrap(value)
 
     def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
         """The next scripted response, its text in several chunks, then the response itself."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, cast, runtime_checkable
 
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Uncounted
 
@@ -26,6 +26,7 @@ __all__ = [
     "StreamingClient",
     "TokenCounter",
     "Verifier",
+    "agenerate_with",
     "supports",
 ]
 
@@ -118,3 +119,14 @@ def supports(client: object, capability: type) -> bool:
                 _known.clear()
             _known[key] = answer
     return answer
+
+
+async def agenerate_with(client: object, request: LLMRequest) -> LLMResponse:
+    """``client``'s response to ``request`` for an async caller: its ``agenerate`` when it has
+    one, else its ``generate`` in a worker thread (the event loop never waits on a sync client).
+    The one rule for every async path that holds a client of either kind."""
+    if supports(client, AsyncClient):
+        return await cast("AsyncClient", client).agenerate(request)
+    import asyncio  # not at module level: slow to import for sync use, loaded by now
+
+    return await asyncio.to_thread(cast("Client", client).generate, request)

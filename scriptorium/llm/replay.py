@@ -16,7 +16,6 @@ A line of a newer form than this code knows is refused (``reason="config"``), na
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import posixpath
@@ -32,7 +31,7 @@ from scriptorium._files import ConfinedDir, FileProblem, read_named_file
 from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
 from scriptorium.hashing import REQUEST_HASH_VERSION
-from scriptorium.llm.client import AsyncClient, Client, Verifier, supports
+from scriptorium.llm.client import Client, Verifier, agenerate_with, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Route
 from scriptorium.llm.streaming import StreamItem, astream_of, response_pieces, stream_of
@@ -319,10 +318,7 @@ class ReplayClient:
             return self._replay(request)
         inner = self._inner
         assert inner is not None  # checked in __init__
-        if supports(inner, AsyncClient):
-            response = await cast("AsyncClient", inner).agenerate(request)
-        else:
-            response = await asyncio.to_thread(inner.generate, request)
+        response = await agenerate_with(inner, request)
         self._append(request, response)
         return response
 

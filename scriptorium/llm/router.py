@@ -15,7 +15,6 @@ never imports a provider SDK.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.hashing import hash_bytes
-from scriptorium.llm.client import AsyncClient, Client, TokenCounter, Verifier, supports
+from scriptorium.llm.client import Client, TokenCounter, Verifier, agenerate_with, supports
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Uncounted
 from scriptorium.llm.registry import ProviderConfig, Registry, default_registry
 from scriptorium.llm.streaming import StreamItem, astream_of, stream_of
@@ -134,10 +133,7 @@ class Router:
 
     async def agenerate(self, request: LLMRequest) -> LLMResponse:
         """The async twin of :meth:`generate`; a sync-only adapter runs in a worker thread."""
-        client = self._route(request)
-        if supports(client, AsyncClient):  # decided once per class: cheap on every call
-            return await cast("AsyncClient", client).agenerate(request)
-        return await asyncio.to_thread(client.generate, request)
+        return await agenerate_with(self._route(request), request)
 
     def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
         """The stream of the adapter ``request.target.provider`` names (one chunk when the adapter
