@@ -39,7 +39,15 @@ from typing import Any
 
 from scriptorium._testing.anthropic_batches import AnthropicBatchRoutes
 from scriptorium._testing.batches import FakeBatches
-from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
+from scriptorium._testing.http import (
+    RESET,
+    Answer,
+    Chunks,
+    RecordedRequest,
+    ScriptedHTTPServer,
+    sse,
+    text_pieces,
+)
 
 __all__ = ["FakeAnthropicServer", "RecordedRequest", "thinking_blocks"]
 
@@ -86,17 +94,9 @@ def _message_body(
     }
 
 
-#: How streamed text is cut: a number of characters per chunk, or the chunks themselves.
-Chunks = int | Sequence[str]
-
-_CHUNK_CHARS = 8
-
-
 def _pieces(text: str, chunks: Chunks | None) -> list[str]:
-    if chunks is not None and not isinstance(chunks, int):
-        return list(chunks)
-    size = chunks or _CHUNK_CHARS
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+    # One empty piece for an empty text: the fake still sends a text delta.
+    return text_pieces(text, chunks) or [""]
 
 
 def _streams(request: RecordedRequest) -> bool:

@@ -35,12 +35,20 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from scriptorium._testing.batches import FakeBatches
 from scriptorium._testing.gemini_batches import GeminiBatchRoutes
-from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
+from scriptorium._testing.http import (
+    RESET,
+    Answer,
+    Chunks,
+    RecordedRequest,
+    ScriptedHTTPServer,
+    sse,
+    text_pieces,
+)
 
 __all__ = ["ENDINGS", "FakeGeminiServer", "RecordedRequest", "answer_body", "error_body"]
 
@@ -151,18 +159,6 @@ def answer_body(
     return body
 
 
-#: How streamed text is cut: a number of characters per chunk, or the chunks themselves.
-Chunks = int | Sequence[str]
-_CHUNK_CHARS = 8
-
-
-def _pieces(text: str, chunks: Chunks | None) -> list[str]:
-    if chunks is not None and not isinstance(chunks, int):
-        return list(chunks)
-    size = chunks or _CHUNK_CHARS
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
 def _streams(request: RecordedRequest) -> bool:
     found = _route(request.path)
     return found is not None and found.group("method") == "streamGenerateContent"
@@ -194,7 +190,7 @@ def _sse_answer(
     parts: list[tuple[float, bytes]] = []
     for part in candidate["content"]["parts"]:
         if part.get("thought"):
-            for piece in _pieces(part["text"], None):
+            for piece in text_pieces(part["text"], None):
                 parts.append((pace_s, _chunk(model, ident, [{"text": piece, "thought": True}])))
     for piece in pieces:
         parts.append((pace_s, _chunk(model, ident, [{"text": piece}])))
@@ -249,7 +245,7 @@ class FakeGeminiServer(ScriptedHTTPServer):
         headers: Mapping[str, str] | None,
     ) -> Answer:
         if _streams(request):
-            parts = _sse_answer(body, _pieces(_text_of(body), chunks), pace_s)
+            parts = _sse_answer(body, text_pieces(_text_of(body), chunks), pace_s)
             return Answer(
                 parts=parts, headers=dict(headers or {}), content_type="text/event-stream"
             )
@@ -388,7 +384,7 @@ class FakeGeminiServer(ScriptedHTTPServer):
                 return Answer.json(error, status=status)
             body = answer_body(text, model=_model(req), ident=self._ident())
             data = sse(None, error).replace(b"\n\n", b"\r\n\r\n")
-            parts = _sse_answer(body, _pieces(text, chunks), pace_s, [(0.0, data)])
+            parts = _sse_answer(body, text_pieces(text, chunks), pace_s, [(0.0, data)])
             return Answer(parts=parts, content_type="text/event-stream")
 
         self.push(build)
@@ -402,7 +398,7 @@ class FakeGeminiServer(ScriptedHTTPServer):
             if not _streams(req):
                 return Answer(reset=True)
             body = answer_body(text, model=_model(req), ident=self._ident())
-            parts = _sse_answer(body, _pieces(text, chunks), pace_s, [(0.0, RESET)])
+            parts = _sse_answer(body, text_pieces(text, chunks), pace_s, [(0.0, RESET)])
             return Answer(parts=parts, content_type="text/event-stream")
 
         self.push(build)

@@ -22,16 +22,38 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from types import TracebackType
 from typing import Any, Self
 
-__all__ = ["RESET", "Answer", "RecordedRequest", "ScriptedHTTPServer", "sse"]
+__all__ = [
+    "RESET",
+    "Answer",
+    "Chunks",
+    "RecordedRequest",
+    "ScriptedHTTPServer",
+    "sse",
+    "text_pieces",
+]
 
 #: A streamed part that drops the connection (TCP reset) instead of sending more.
 RESET = b"\x00reset"
+
+#: How a fake server cuts streamed text: a number of characters per chunk, or the chunks.
+Chunks = int | Sequence[str]
+#: The characters per chunk when a script does not say.
+CHUNK_CHARS = 8
+
+
+def text_pieces(text: str, chunks: Chunks | None) -> list[str]:
+    """``text`` cut as ``chunks`` says (none for an empty text)."""
+    if chunks is not None and not isinstance(chunks, int):
+        return list(chunks)
+    size = chunks or CHUNK_CHARS
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
 
 #: Recorded headers :meth:`ScriptedHTTPServer.replay` leaves out (the fake frames the body).
 _TRANSFER_HEADERS = frozenset(

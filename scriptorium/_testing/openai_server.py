@@ -39,11 +39,19 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from scriptorium._testing.batches import FakeBatches
-from scriptorium._testing.http import RESET, Answer, RecordedRequest, ScriptedHTTPServer, sse
+from scriptorium._testing.http import (
+    RESET,
+    Answer,
+    Chunks,
+    RecordedRequest,
+    ScriptedHTTPServer,
+    sse,
+    text_pieces,
+)
 from scriptorium._testing.openai_batches import OpenAIBatchRoutes
 from scriptorium._testing.openai_responses import (
     COUNT_SUFFIX,
@@ -107,19 +115,6 @@ def _asked_model(request: RecordedRequest) -> str:
     return model if isinstance(model, str) else "gpt-fake"
 
 
-#: How streamed text is cut: a number of characters per chunk, or the chunks themselves.
-Chunks = int | Sequence[str]
-
-_CHUNK_CHARS = 8
-
-
-def _pieces(text: str, chunks: Chunks | None) -> list[str]:
-    if chunks is not None and not isinstance(chunks, int):
-        return list(chunks)
-    size = chunks or _CHUNK_CHARS
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
 def _streams(request: RecordedRequest) -> bool:
     return isinstance(request.body, dict) and request.body.get("stream") is True
 
@@ -149,7 +144,7 @@ def _sse_completion(
     calls = message.get("tool_calls")
     parts: list[tuple[float, bytes]] = [(0.0, chunk({"role": "assistant", "content": ""}))]
     thought = message.get("reasoning_content")
-    for piece in _pieces(thought, None) if isinstance(thought, str) else ():
+    for piece in text_pieces(thought, None) if isinstance(thought, str) else ():
         parts.append((pace_s, chunk({"reasoning_content": piece})))
     if calls:
         call = calls[0]
@@ -260,7 +255,9 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=finish_reason,
                 usage=counts,
             )
-            return self._render(req, body, _pieces(_streamed_text(body), chunks), pace_s, headers)
+            return self._render(
+                req, body, text_pieces(_streamed_text(body), chunks), pace_s, headers
+            )
 
         self.push(build, delay_s)
 
@@ -298,7 +295,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=finish_reason,
                 usage=_usage(prompt_tokens, completion_tokens, None),
             )
-            return self._render(req, body, _pieces(arguments, None), 0.0, None)
+            return self._render(req, body, text_pieces(arguments, None), 0.0, None)
 
         self.push(build, delay_s)
 
@@ -344,7 +341,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 usage=None,
             )
             tail = error_event(error["error"]) if is_responses(req) else sse(None, error)
-            return self._render(req, body, _pieces(text, chunks), pace_s, None, [(0.0, tail)])
+            return self._render(req, body, text_pieces(text, chunks), pace_s, None, [(0.0, tail)])
 
         self.push(build)
 
@@ -362,7 +359,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
                 finish_reason=None,
                 usage=None,
             )
-            return self._render(req, body, _pieces(text, chunks), pace_s, None, [(0.0, RESET)])
+            return self._render(req, body, text_pieces(text, chunks), pace_s, None, [(0.0, RESET)])
 
         self.push(build)
 
@@ -383,7 +380,7 @@ class FakeOpenAIServer(ScriptedHTTPServer):
             finish_reason="stop",
             usage=_usage(10, 5, None),
         )
-        return self._render(request, body, _pieces(self.default_text, None), 0.0, None)
+        return self._render(request, body, text_pieces(self.default_text, None), 0.0, None)
 
     def _render(
         self,
