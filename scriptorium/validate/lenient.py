@@ -34,7 +34,7 @@ from typing import Any
 from scriptorium.validate.model import ValidationIssue
 from scriptorium.validate.outcome import ParseOutcome, failed, issue
 from scriptorium.validate.readings import Budget, OutOfWork, Reading, explore, plausible
-from scriptorium.validate.tolerant.cursor import Cursor, ReadError
+from scriptorium.validate.tolerant.cursor import ReadError
 from scriptorium.validate.tolerant.quotes import QUOTES
 from scriptorium.validate.tolerant.reader import Reader
 
@@ -295,9 +295,7 @@ class _Recovery:
             # comments skipped) by a closing bracket or a string: the text runs on, and the
             # missing bracket may be right there.
             probe = Reader(body, max_depth=self.max_depth)
-            readings = tuple(
-                r for r in readings if not (r.assumed_missing and _runs_on(probe.cursor, r))
-            )
+            readings = tuple(r for r in readings if not (r.assumed_missing and _runs_on(probe, r)))
             if not readings and error is None:
                 message = f"a value at offset {offset + start} runs on past where it closed"
                 self.broken = issue("parse", message)
@@ -526,7 +524,7 @@ def _comment_end(body: str, pos: int, unclosed: int) -> int:
     return -1
 
 
-def _runs_on(probe: Cursor, reading: Reading) -> bool:
+def _runs_on(probe: Reader, reading: Reading) -> bool:
     """Whether the text after ``reading`` starts with a closing bracket or a quote."""
     try:
         after = probe.skip_space(reading.end, note=False)

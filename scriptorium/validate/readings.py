@@ -107,22 +107,21 @@ def explore(
             error = ReadError(start, "ambiguous", "the value reads too many different ways")
             return [], error
         reader = new_reader(choices)
-        record = reader.cursor
         try:
             value, end = read(reader)
         except ReadError as err:
             first_error = first_error or err
-            budget.charge(max(record.reach, err.pos) - start + 1)
+            budget.charge(max(reader.reach, err.pos) - start + 1)
         else:
-            complete = record.continued_at is None
+            complete = reader.continued_at is None
             readings.append(
-                Reading(value, end, tuple(record.fixes), complete, record.assumed_missing)
+                Reading(value, end, tuple(reader.fixes), complete, reader.assumed_missing)
             )
-            budget.charge(max(record.reach, end) - start + 1)
+            budget.charge(max(reader.reach, end) - start + 1)
         # Spots met past the given choices were read with alternative 0; queue the others.
-        for index in range(len(choices), len(record.points)):
+        for index in range(len(choices), len(reader.points)):
             base = choices + (0,) * (index - len(choices))
-            pending.extend((*base, alt) for alt in range(record.points[index] - 1, 0, -1))
+            pending.extend((*base, alt) for alt in range(reader.points[index] - 1, 0, -1))
     return readings, first_error
 
 

@@ -32,6 +32,24 @@ class ReadError(Exception):
 
 
 class Cursor:
+    __slots__ = (
+        "assumed_missing",
+        "choices",
+        "continued_at",
+        "doubled",
+        "end",
+        "fixes",
+        "guided",
+        "last_string",
+        "max_depth",
+        "missing_before",
+        "open_quote",
+        "points",
+        "reach",
+        "swallowed",
+        "text",
+    )
+
     def __init__(
         self,
         text: str,
