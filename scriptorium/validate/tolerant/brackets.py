@@ -1,4 +1,11 @@
-"""TODO"""
+"""Where a container ends: wrong, stray and missing closing brackets.
+
+A closing bracket of the wrong kind stands for the expected one, or the expected one is missing
+before it (a choice, limited so one wrong bracket never stands for several); an empty container
+closed by the wrong kind (``{]``) is ``{}`` or ``[]``; and the outermost bracket, when members or
+items follow it, either closes the value (a reading that only competes, ``continued_at``) or is
+stray.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,13 @@
-"""TODO"""
+"""Values, and the objects and arrays that hold them.
+
+:func:`read_value` looks at a value's first character and reads it: an object, an array, a Python
+tuple, a string, a number, a prefixed string or a literal; a Markdown code span, non-finite
+numbers and unknown bare words are refused there. Objects read member after member (leading and
+trailing commas, a comma missing before the next key, doubled commas refused), arrays and tuples
+item after item (a comma missing between items, two numbers a space apart, Python's adjacent
+strings, ``(x)`` as ``x`` or a one-item tuple). The value dispatch and the containers call each
+other, so they share this module; keys, brackets and scalars come from the modules beside it.
+"""
 
 from __future__ import annotations
 

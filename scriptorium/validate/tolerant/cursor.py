@@ -1,4 +1,14 @@
-"""TODO"""
+"""The cursor: the state one reading shares across the grammar, and the moves every rule makes.
+
+A :class:`Cursor` holds the text, how far the reading has looked (``reach``, its cost), the record
+of the reading (the ``fixes`` it accepted, the ``points`` where it met a choice) and the choices it
+was told to take, and the few facts one rule leaves for another (a bracket taken for missing, the
+last string's end and opener...). Its methods are the moves shared by every other module: skipping
+space and comments, noting a fix, taking the next choice, checking the nesting depth.
+
+The rules themselves are functions over a cursor, one module per kind; :class:`ReadError` is how
+any of them stops the reading.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +42,19 @@ class ReadError(Exception):
 
 
 class Cursor:
+    """One reading of ``text``: where it has looked, what it accepted, which way it went.
+
+    ``choices`` names the alternative to take at each spot that reads two ways, in the order the
+    spots are met (0 past its end); ``guided`` says a schema will choose among the readings. The
+    record: ``points`` (per spot met, how many alternatives it had), ``fixes`` (the slips accepted,
+    each once, in the order met), ``reach`` (the furthest offset looked at), ``continued_at`` and
+    ``assumed_missing`` (see :class:`~.reader.Reader`). The rest is left by one rule for another:
+    ``missing_before`` (where a bracket was last taken for missing), ``swallowed`` (closing
+    brackets read as text after a quote that could close), ``doubled`` (how doubled openers read,
+    once decided), ``open_quote`` (an item whose opening quote is missing comes next) and
+    ``last_string`` (the end offset and opener of the last string read).
+    """
+
     __slots__ = (
         "assumed_missing",
         "choices",

@@ -1,4 +1,10 @@
-"""TODO"""
+"""Backslashes inside strings.
+
+JSON's escapes, ``\\u`` escapes with surrogate pairs (a lone surrogate is refused), and ``\\'``,
+which Python and JavaScript both read as a quote. A string whose backslashes start no escape any
+reader knows (``"C:\\Users\\x"``, ``"\\d+"``) keeps them as text, as Python does; a known escape
+among unknown ones (``"C:\\new\\x"``) reads two ways and is refused.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""TODO"""
+"""Object keys and the colon after them.
+
+A key is quoted, an unquoted word (``content-type``), a number (``{5: "x"}``) or Python's
+``True``/``False``/``None`` (a choice: Python writes ``"true"``, JavaScript keeps the word); a key
+may have lost its opening quote (``{a": 1}``). The colon may be full-width or doubled, or missing
+between a quoted key and a value on its line (``{"a" 1}``).
+"""
 
 from __future__ import annotations
 

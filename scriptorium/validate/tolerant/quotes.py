@@ -1,4 +1,11 @@
-"""TODO"""
+"""Where a quote stands: the kinds of quotes, and whether one may close or open a string.
+
+The table of quote kinds says which characters close a string opened by which (straight, single,
+smart, backtick, corner brackets; smart quotes paired loosely) and which fix each kind records.
+The look-arounds judge a quote by its neighbours: what follows it (may it close a string, is a
+value or a key's colon next), and what comes before it (a delimiter, comments and line breaks
+skipped: may it open one). :mod:`.strings` makes its choices from these.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,8 @@ import re
 from scriptorium.validate.tolerant.cursor import INLINE_SPACE, Cursor, ReadError
 from scriptorium.validate.tolerant.literals import IDENT, KEY_WORD, LITERALS
 
-# How far back a comment before a quote is looked for (keeps each look bounded).
-_LOOK_BACK = 200
-_LINE_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[,，:：{\[]))(?://|#)")
+# -- the kinds of quotes -----------------------------------------------------------------------
+
 # A string opened by one of these closes at one of the paired characters. Smart quotes and corner
 # brackets are paired loosely (either form closes) because models and keyboards mix them up.
 CLOSERS = {
@@ -34,79 +40,14 @@ PLAIN_RUN = {
     for opener, closers in CLOSERS.items()
 }
 QUOTES = frozenset(CLOSERS)
-# A delimiter and a quote that opens a string after it (the reading runs on through them).
-_OPENING_AFTER_DELIMITER = re.compile("[,，:：{\\[][ \\t]*[" + "".join(sorted(CLOSERS)) + "]")
-# ... or where a string, a container or the line's end may come after it.
-_DELIMITER_OPENS = re.compile(
-    "[,，:：{\\[][ \\t\\n\\r]*(?:[{\\["
-    + "".join(sorted(CLOSERS))
-    + "]|$)|[:：][ \\t]|^[ \\t]*[,，:：]"
-)
 # After a closing quote (value strings), one of these may follow; anything else means the quote
 # was part of the text. Quotes and brackets are here because a comma may be missing before them.
 _AFTER_VALUE = frozenset(",，}])\n\r{[#") | QUOTES
-# Before an opening quote (or a quote that is a delimiter), one of these comes.
-_BEFORE_OPENING = frozenset(",，:：{[")
+# A delimiter and a quote that opens a string after it (the reading runs on through them).
+_OPENING_AFTER_DELIMITER = re.compile("[,，:：{\\[][ \\t]*[" + "".join(sorted(CLOSERS)) + "]")
 
 
-def no_delimiter_before(cur: Cursor, start: int, pos: int) -> bool:
-    """Whether the string opened at ``start`` holds text, and no delimiter, before the one
-    that comes before the quote at ``pos`` (else its closing quote may be missing before
-    either; an empty string missing a quote is a lone quote, not a reading)."""
-    back = delimiter_before(cur, pos)
-    content = cur.text[start + 1 : back]
-    # A delimiter inside counts where a string could start after it (``"a, "b`` holds one;
-    # ``"https://x`` and ``"b,c`` do not).
-    return bool(content) and _DELIMITER_OPENS.search(content) is None
-
-
-def after_plus(cur: Cursor, pos: int, start: int) -> bool:
-    """Whether a ``+`` or a comment comes right before the quote at ``pos`` (spaces skipped)
-    inside the string opened at ``start``: the quote opens a string, as in ``"abc + "def"``
-    or ``"abc/* note */"def"``, so this one lost its closing quote."""
-    back = pos - 1
-    text = cur.text
-    while back > start and text[back] in " \t":
-        back -= 1
-    if text.startswith("*/", back - 1):
-        opened = text.rfind("/*", start + 1, back - 1)
-        if opened >= 0:
-            back = opened - 1
-            while back > start and text[back] in " \t":
-                back -= 1
-            # ``"abc/* c */"def"`` or ``"abc + /* c */"def"``; after a delimiter
-            # (``"abc, /* c */"def"``) the quote is missing before that delimiter.
-            return text[back] not in _BEFORE_OPENING
-    return back > start and text[back] == "+"
-
-
-def closing_shape(cur: Cursor, pos: int) -> bool:
-    """Whether the quote at ``pos`` sits like a closing quote: right after the text, before a
-    space (``"red" green"``; in ``"she said "hi"`` the first inner quote opens a
-    quotation, and in ``"don"t"`` the quote is inside a word)."""
-    text = cur.text
-    return not text[pos - 1].isspace() and pos + 1 < cur.end and text[pos + 1] in " \t"
-
-
-def continuation_fails(
-    cur: Cursor, plain: re.Pattern[str], closers: str, pos: int, key: bool, unescaped: bool
-) -> bool:
-    """Whether reading on past a quote that could close the string is sure to fail, so the
-    choice need not be explored: the text ends, the line ends (once a quote is unescaped),
-    or the next quote sits where a string would start (``"x "y", "n": 1``)."""
-    stop = plain.match(cur.text, pos).end()  # type: ignore[union-attr]
-    if stop >= cur.end:
-        return True
-    if _OPENING_AFTER_DELIMITER.search(cur.text, pos, stop) is not None:
-        # ``"a "b" c", 'd'``: a quote of another kind right after a delimiter opens a string;
-        # a string holding quotes in doubt does not run on through it.
-        return True
-    char = cur.text[stop]
-    if char in "\n\r":
-        return unescaped
-    if char in closers and may_open(cur, stop):
-        return not may_close(cur, stop + 1, key)
-    return False
+# -- may a quote close a string (by what follows it) ------------------------------------------
 
 
 def may_close(cur: Cursor, pos: int, key: bool) -> bool:
@@ -156,12 +97,6 @@ def value_follows(cur: Cursor, pos: int, key: bool) -> bool:
     return after < cur.end and text[after] == ":"
 
 
-def key_quote(cur: Cursor, pos: int) -> bool:
-    """Whether a colon follows ``pos`` (after spaces): a quote before it closes a key."""
-    after = INLINE_SPACE.match(cur.text, pos).end()  # type: ignore[union-attr]
-    return after < cur.end and cur.text[after] in ":："
-
-
 def bare_value_follows(cur: Cursor, pos: int) -> bool:
     """Whether a number, bracket or literal comes next (after spaces): after a key, that is
     a missing colon, not text after a quote inside the key."""
@@ -175,19 +110,67 @@ def bare_value_follows(cur: Cursor, pos: int) -> bool:
     return word is not None and word.group() in LITERALS
 
 
-def opens_here(cur: Cursor, pos: int) -> bool:
-    """Whether the quote at ``pos`` reads as the opening of a string: right after a
-    delimiter, and before text (a quote before ``}``, ``,`` or the line end closes)."""
-    if not may_open(cur, pos):
-        return False
-    after = INLINE_SPACE.match(cur.text, pos + 1).end()  # type: ignore[union-attr]
-    return after < cur.end and cur.text[after] not in ",，}])\n\r"
+def key_quote(cur: Cursor, pos: int) -> bool:
+    """Whether a colon follows ``pos`` (after spaces): a quote before it closes a key."""
+    after = INLINE_SPACE.match(cur.text, pos).end()  # type: ignore[union-attr]
+    return after < cur.end and cur.text[after] in ":："
 
 
-def may_open(cur: Cursor, pos: int) -> bool:
-    """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...,
-    spaces, line breaks and comments skipped)."""
-    return delimiter_before(cur, pos) >= 0
+def plus_at(cur: Cursor, pos: int) -> int:
+    """The offset of a ``+`` after ``pos`` (space, line breaks and comments skipped) when
+    a quote follows it the same way; else -1."""
+    try:
+        plus = cur.skip_space(pos, note=False)
+        if plus >= cur.end or cur.text[plus] != "+":
+            return -1
+        start = cur.skip_space(plus + 1, note=False)
+    except ReadError:
+        return -1
+    return plus if start < cur.end and cur.text[start] in QUOTES else -1
+
+
+def closing_shape(cur: Cursor, pos: int) -> bool:
+    """Whether the quote at ``pos`` sits like a closing quote: right after the text, before a
+    space (``"red" green"``; in ``"she said "hi"`` the first inner quote opens a
+    quotation, and in ``"don"t"`` the quote is inside a word)."""
+    text = cur.text
+    return not text[pos - 1].isspace() and pos + 1 < cur.end and text[pos + 1] in " \t"
+
+
+def continuation_fails(
+    cur: Cursor, plain: re.Pattern[str], closers: str, pos: int, key: bool, unescaped: bool
+) -> bool:
+    """Whether reading on past a quote that could close the string is sure to fail, so the
+    choice need not be explored: the text ends, the line ends (once a quote is unescaped),
+    or the next quote sits where a string would start (``"x "y", "n": 1``)."""
+    stop = plain.match(cur.text, pos).end()  # type: ignore[union-attr]
+    if stop >= cur.end:
+        return True
+    if _OPENING_AFTER_DELIMITER.search(cur.text, pos, stop) is not None:
+        # ``"a "b" c", 'd'``: a quote of another kind right after a delimiter opens a string;
+        # a string holding quotes in doubt does not run on through it.
+        return True
+    char = cur.text[stop]
+    if char in "\n\r":
+        return unescaped
+    if char in closers and may_open(cur, stop):
+        return not may_close(cur, stop + 1, key)
+    return False
+
+
+# Before an opening quote (or a quote that is a delimiter), one of these comes.
+# -- may a quote open a string (by what comes before it) ---------------------------------------
+
+_BEFORE_OPENING = frozenset(",，:：{[")
+# ... or where a string, a container or the line's end may come after it.
+_DELIMITER_OPENS = re.compile(
+    "[,，:：{\\[][ \\t\\n\\r]*(?:[{\\["
+    + "".join(sorted(CLOSERS))
+    + "]|$)|[:：][ \\t]|^[ \\t]*[,，:：]"
+)
+# How far back a comment before a quote is looked for (keeps each look bounded).
+_LOOK_BACK = 200
+_LINE_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[,，:：{\[]))(?://|#)")
 
 
 def delimiter_before(cur: Cursor, pos: int) -> int:
@@ -215,14 +198,47 @@ def delimiter_before(cur: Cursor, pos: int) -> int:
     return back if back >= 0 and text[back] in _BEFORE_OPENING else -1
 
 
-def plus_at(cur: Cursor, pos: int) -> int:
-    """The offset of a ``+`` after ``pos`` (space, line breaks and comments skipped) when
-    a quote follows it the same way; else -1."""
-    try:
-        plus = cur.skip_space(pos, note=False)
-        if plus >= cur.end or cur.text[plus] != "+":
-            return -1
-        start = cur.skip_space(plus + 1, note=False)
-    except ReadError:
-        return -1
-    return plus if start < cur.end and cur.text[start] in QUOTES else -1
+def may_open(cur: Cursor, pos: int) -> bool:
+    """Whether the quote at ``pos`` sits where a string would start (after ``,``, ``:``...,
+    spaces, line breaks and comments skipped)."""
+    return delimiter_before(cur, pos) >= 0
+
+
+def opens_here(cur: Cursor, pos: int) -> bool:
+    """Whether the quote at ``pos`` reads as the opening of a string: right after a
+    delimiter, and before text (a quote before ``}``, ``,`` or the line end closes)."""
+    if not may_open(cur, pos):
+        return False
+    after = INLINE_SPACE.match(cur.text, pos + 1).end()  # type: ignore[union-attr]
+    return after < cur.end and cur.text[after] not in ",，}])\n\r"
+
+
+def no_delimiter_before(cur: Cursor, start: int, pos: int) -> bool:
+    """Whether the string opened at ``start`` holds text, and no delimiter, before the one
+    that comes before the quote at ``pos`` (else its closing quote may be missing before
+    either; an empty string missing a quote is a lone quote, not a reading)."""
+    back = delimiter_before(cur, pos)
+    content = cur.text[start + 1 : back]
+    # A delimiter inside counts where a string could start after it (``"a, "b`` holds one;
+    # ``"https://x`` and ``"b,c`` do not).
+    return bool(content) and _DELIMITER_OPENS.search(content) is None
+
+
+def after_plus(cur: Cursor, pos: int, start: int) -> bool:
+    """Whether a ``+`` or a comment comes right before the quote at ``pos`` (spaces skipped)
+    inside the string opened at ``start``: the quote opens a string, as in ``"abc + "def"``
+    or ``"abc/* note */"def"``, so this one lost its closing quote."""
+    back = pos - 1
+    text = cur.text
+    while back > start and text[back] in " \t":
+        back -= 1
+    if text.startswith("*/", back - 1):
+        opened = text.rfind("/*", start + 1, back - 1)
+        if opened >= 0:
+            back = opened - 1
+            while back > start and text[back] in " \t":
+                back -= 1
+            # ``"abc/* c */"def"`` or ``"abc + /* c */"def"``; after a delimiter
+            # (``"abc, /* c */"def"``) the quote is missing before that delimiter.
+            return text[back] not in _BEFORE_OPENING
+    return back > start and text[back] == "+"

@@ -1,4 +1,8 @@
-"""TODO"""
+"""The reader other modules use: :class:`Reader`, a cursor with the entry points.
+
+It reads the whole text as one value (only space and comments may follow it), one value at an
+offset, and says whether a bracket in prose opens something that reads like JSON.
+"""
 
 from __future__ import annotations
 

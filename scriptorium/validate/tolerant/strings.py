@@ -1,4 +1,12 @@
-"""TODO"""
+"""Quoted strings: reading one, and the joins between them.
+
+:func:`read_string` reads a string and decides, at each quote that could close it, whether it
+closes or is part of the text (a choice where both readings hold; see the package's overview). It
+also reads strings opened by doubled quotes, strings whose closing quote is missing before a
+delimiter, an array item whose opening quote is missing, Python's triple-quoted, prefixed and raw
+strings, and refuses JavaScript templates with placeholders. :func:`joined` reads strings joined
+to a string value: ``"a" + "b"``, and Python's adjacent strings ``'a' 'b'``.
+"""
 
 from __future__ import annotations
 
@@ -29,8 +37,6 @@ from scriptorium.validate.tolerant.quotes import (
 
 # A comment starting inside a string's text (``# `` and a space: ``#5`` is text).
 _TEXT_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[\"'“”‘’]))(?://|/\*|#\s)")
-PYTHON_PREFIX = re.compile(r"([rRuUbBfF]{1,2})(?=['\"])")
-_TRIPLE_BODY = {q: re.compile(rf"(?:[^{q}\\]|\\[\s\S]|{q}(?!{q}{q}))*") for q in ('"', "'")}
 
 
 def read_string(
@@ -275,6 +281,10 @@ def missing_open_item(cur: Cursor, pos: int) -> str:
     return "".join(parts)
 
 
+# The body of a triple-quoted string: escapes, and quotes fewer than three in a row.
+_TRIPLE_BODY = {q: re.compile(rf"(?:[^{q}\\]|\\[\s\S]|{q}(?!{q}{q}))*") for q in ('"', "'")}
+
+
 def _read_triple(cur: Cursor, pos: int) -> tuple[str, int]:
     """A Python triple-quoted string: raw newlines and lone quotes allowed, Python's escapes."""
     quote = cur.text[pos]
@@ -298,6 +308,10 @@ def _read_triple(cur: Cursor, pos: int) -> tuple[str, int]:
         parts.append(decoded)
     cur.last_string = (body + 3, quote)
     return "".join(parts), body + 3
+
+
+# A Python string prefix before a quote: ``u''`` is text, ``r''`` raw, bytes and f-strings refused.
+PYTHON_PREFIX = re.compile(r"([rRuUbBfF]{1,2})(?=['\"])")
 
 
 def read_prefixed(cur: Cursor, pos: int, prefix: re.Match[str]) -> tuple[str, int]:
@@ -334,7 +348,7 @@ def read_prefixed(cur: Cursor, pos: int, prefix: re.Match[str]) -> tuple[str, in
 def joined(cur: Cursor, value: Any, pos: int, *, member: bool) -> tuple[Any, int]:
     """A string value and the strings joined to it: ``"x" + "y"`` (one string to Python and
     JavaScript alike), and in an object ``'x' 'y'`` (Python's implicit concatenation; in
-    an array that is a choice, see :meth:`_python_adjacent`)."""
+    an array that is a choice, see :func:`python_adjacent`)."""
     text = cur.text
     while isinstance(value, str) and cur.last_string[0] == pos:
         after = INLINE_SPACE.match(text, pos).end()  # type: ignore[union-attr]

@@ -1,4 +1,11 @@
-"""TODO"""
+"""Unquoted member values: ``{"city": New York}``.
+
+An unquoted value is a literal or runs of words read as one string: it ends at a comma, a quote, a
+bracket that closes the member or the end of its line, takes in a bracketed group attached to a
+word (``words{in brackets}``) and goes on over lines that do not start a member. Words that some
+reader takes for a literal, or that look like a misspelled one, are a choice. Code (``new X(1)``,
+``ObjectId("..")``) and quoted words inside the run are refused.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +26,9 @@ from scriptorium.validate.tolerant.quotes import QUOTES, may_close
 # An unquoted string value runs to a comma, a bracket, a quote or the end of the line; a colon
 # inside it is fine unless a space or quote follows (``a: b`` looks like a member, ``http://`` not).
 _BARE_RUN = re.compile(r"(?:[^,，:{}\[\]\"“”\n\r]|:(?![\s\"]))*")
+# A comment after an unquoted value (after a space: ``a#b`` and ``http://x`` are text).
 _BARE_COMMENT = re.compile(r"\s(?://|/\*|#)")
+# A quoted word inside an unquoted run: the run is no value.
 _QUOTED_WORD = re.compile(r"(?:^|\s)['‘`]")
 # Code, not a value: a constructor (``new NumberInt(5)``) or a call (``ObjectId(``, ``Date.now()``).
 _CODE_VALUE = re.compile(r"new\s+[A-Za-z_$]|.*?[\w$.]\(")
