@@ -18,13 +18,15 @@ from scriptorium.validate.tolerant.strings import joined
 class Reader(Cursor):
     """Reads tolerant JSON values out of one text, one reading per instance.
 
-    ``choices`` picks the alternative at each spot that can be read two ways (0 when not given);
-    ``guided`` says a schema will choose among the readings, which opens readings only a schema
-    can settle (``[1 2]`` as ``[12]``, a whole text that is a string with quotes inside). The
-    reading's record (:class:`~.cursor.Cursor`): ``points`` lists, per spot met, how many
-    alternatives it had; ``fixes`` lists the slips accepted; ``reach`` is the
-    furthest offset looked at (the reading's cost). After a read, ``continued_at`` is set when the
-    reading closed the value before members or items that continue it (such a reading only
+    A :class:`~.cursor.Cursor` (its state is the reading's record) with the entry points. The
+    rules live in functions over a cursor; the entry points live here, not on the cursor, because
+    the value reader sits above every rule module and the cursor below them. ``choices`` picks
+    the alternative at each spot that can be read two ways (0 when not given); ``guided`` says a
+    schema will choose among the readings, which opens readings only a schema can settle
+    (``[1 2]`` as ``[12]``, a whole text that is a string with quotes inside). ``points`` lists,
+    per spot met, how many alternatives it had; ``fixes`` lists the slips accepted; ``reach`` is
+    the furthest offset looked at (the reading's cost). After a read, ``continued_at`` is set when
+    the reading closed the value before members or items that continue it (such a reading only
     competes with others, it is never an answer), and ``assumed_missing`` when it read a closing
     bracket as missing before a wrong one.
     """
