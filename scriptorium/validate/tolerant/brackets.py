@@ -17,6 +17,8 @@ from scriptorium.validate.tolerant.literals import IDENT, KEY_WORD, LITERALS, is
 from scriptorium.validate.tolerant.quotes import QUOTES
 from scriptorium.validate.tolerant.strings import PYTHON_PREFIX
 
+__all__ = ["after_close", "close_empty", "starts_value", "wrong_closer"]
+
 
 def after_close(cur: Cursor, end: int, depth: int, opener: str, *, stray: bool = True) -> int:
     """``end`` past the outermost container's closing bracket, where members or items may

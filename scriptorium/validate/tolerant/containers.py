@@ -42,6 +42,8 @@ from scriptorium.validate.tolerant.strings import (
 )
 from scriptorium.validate.tolerant.unquoted import read_bare
 
+__all__ = ["read_value"]
+
 
 def read_value(cur: Cursor, pos: int, depth: int = 0, *, item: bool = False) -> tuple[Any, int]:
     """The value starting at ``pos`` (after space) and the offset just past it."""

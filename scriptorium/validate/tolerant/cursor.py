@@ -14,6 +14,17 @@ from __future__ import annotations
 
 import re
 
+__all__ = [
+    "CLOSING",
+    "INLINE_SPACE",
+    "JSON_SPACE",
+    "MAX_CHOICE_POINTS",
+    "MAX_DEPTH",
+    "Cursor",
+    "ReadError",
+    "clip",
+]
+
 #: Containers nested deeper than this are refused.
 MAX_DEPTH = 64
 #: A reading with more spots that could be read two ways than this is refused as ambiguous.

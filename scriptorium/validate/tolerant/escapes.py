@@ -12,6 +12,8 @@ import re
 
 from scriptorium.validate.tolerant.cursor import Cursor, ReadError
 
+__all__ = ["backslashes_are_text", "escape_meant", "read_escape"]
+
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # What follows a backslash that some reader (JSON, Python, JavaScript) reads as an escape.

@@ -15,6 +15,8 @@ from scriptorium.validate.tolerant.literals import KEY_WORD, is_number_start
 from scriptorium.validate.tolerant.quotes import QUOTES, bare_value_follows, key_quote
 from scriptorium.validate.tolerant.strings import read_string
 
+__all__ = ["KEY_NUMBER", "QUOTED_KEY", "colon", "key_follows", "key_starts", "read_key"]
+
 # Numbers as keys, where Python and JavaScript spell the key alike (no exponent, no trailing zero).
 KEY_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?(?=[ \t]*[:：])")
 QUOTED_KEY = re.compile(r"(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*[:：]")

@@ -18,6 +18,20 @@ from typing import Any
 
 from scriptorium.validate.tolerant.cursor import Cursor, ReadError
 
+__all__ = [
+    "DIGIT_WORD",
+    "IDENT",
+    "KEY_WORD",
+    "LITERALS",
+    "NON_FINITE",
+    "NOT_A_LITERAL",
+    "WORDLIKE_LITERALS",
+    "is_number_start",
+    "join_number",
+    "read_number",
+    "spelled_literal",
+]
+
 # -- numbers ----------------------------------------------------------------------------------
 
 # JSON's number grammar; group 1 (a fraction) or group 2 (an exponent) makes the number a float.

@@ -14,6 +14,26 @@ import re
 from scriptorium.validate.tolerant.cursor import INLINE_SPACE, Cursor, ReadError
 from scriptorium.validate.tolerant.literals import IDENT, KEY_WORD, LITERALS
 
+__all__ = [
+    "CLOSERS",
+    "MIXED_CLOSERS",
+    "PLAIN_RUN",
+    "QUOTES",
+    "QUOTE_FIX",
+    "after_plus",
+    "bare_value_follows",
+    "closing_shape",
+    "continuation_fails",
+    "delimiter_before",
+    "key_quote",
+    "may_close",
+    "may_open",
+    "no_delimiter_before",
+    "opens_here",
+    "plus_at",
+    "value_follows",
+]
+
 # -- the kinds of quotes -----------------------------------------------------------------------
 
 # A string opened by one of these closes at one of the paired characters. Smart quotes and corner

@@ -14,6 +14,8 @@ from scriptorium.validate.tolerant.literals import IDENT, LITERALS, NON_FINITE
 from scriptorium.validate.tolerant.quotes import QUOTES
 from scriptorium.validate.tolerant.strings import joined
 
+__all__ = ["Reader"]
+
 
 class Reader(Cursor):
     """Reads tolerant JSON values out of one text, one reading per instance.

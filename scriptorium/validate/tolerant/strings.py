@@ -35,6 +35,16 @@ from scriptorium.validate.tolerant.quotes import (
     value_follows,
 )
 
+__all__ = [
+    "PYTHON_PREFIX",
+    "concatenate",
+    "joined",
+    "missing_open_item",
+    "python_adjacent",
+    "read_prefixed",
+    "read_string",
+]
+
 # A comment starting inside a string's text (``# `` and a space: ``#5`` is text).
 _TEXT_COMMENT = re.compile(r"(?:(?<=\s)|(?<=[\"'“”‘’]))(?://|/\*|#\s)")
 

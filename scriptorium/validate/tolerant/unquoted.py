@@ -23,6 +23,8 @@ from scriptorium.validate.tolerant.literals import (
 )
 from scriptorium.validate.tolerant.quotes import QUOTES, may_close
 
+__all__ = ["read_bare"]
+
 # An unquoted string value runs to a comma, a bracket, a quote or the end of the line; a colon
 # inside it is fine unless a space or quote follows (``a: b`` looks like a member, ``http://`` not).
 _BARE_RUN = re.compile(r"(?:[^,，:{}\[\]\"“”\n\r]|:(?![\s\"]))*")
