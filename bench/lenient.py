@@ -28,7 +28,7 @@ from pathlib import Path
 from bench.stats import format_table, machine
 from scriptorium.validate.lenient import recover
 from scriptorium.validate.readings import Budget
-from scriptorium.validate.tolerant import MAX_DEPTH
+from scriptorium.validate.tolerant.cursor import MAX_DEPTH
 
 
 @dataclass(frozen=True)

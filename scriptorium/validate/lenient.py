@@ -34,7 +34,9 @@ from typing import Any
 from scriptorium.validate.model import ValidationIssue
 from scriptorium.validate.outcome import ParseOutcome, failed, issue
 from scriptorium.validate.readings import Budget, OutOfWork, Reading, explore, plausible
-from scriptorium.validate.tolerant import QUOTES, Reader, ReadError
+from scriptorium.validate.tolerant.cursor import ReadError
+from scriptorium.validate.tolerant.quotes import QUOTES
+from scriptorium.validate.tolerant.reader import Reader
 
 __all__ = ["FIXES", "REASONING_TAGS", "recover"]
 

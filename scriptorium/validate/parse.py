@@ -22,7 +22,7 @@ from scriptorium.validate.model import ValidationIssue
 from scriptorium.validate.outcome import ParseOutcome, failed
 from scriptorium.validate.outcome import issue as _issue
 from scriptorium.validate.readings import Budget
-from scriptorium.validate.tolerant import MAX_DEPTH
+from scriptorium.validate.tolerant.cursor import MAX_DEPTH
 
 __all__ = ["DEFAULT_MAX_CHARS", "MAX_DEPTH", "ParseOutcome", "parse_lenient", "parse_strict"]
 

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scriptorium.validate.tolerant import Reader, ReadError
+from scriptorium.validate.tolerant.cursor import ReadError
+from scriptorium.validate.tolerant.reader import Reader
 
 __all__ = [
     "MAX_RUNS",
