@@ -12,7 +12,7 @@ repairer with ``arepair`` is awaited; one with only ``repair`` runs in a worker 
 ``isinstance`` against the capability Protocols of ``usecase.repair``, never by probing
 attributes.
 
-A :class:`~scriptorium.usecase.flow.NextProfile` step (a run falling back) is made here too, by
+A :class:`~scriptorium.usecase.fallback.NextProfile` step (a run falling back) is made here too, by
 the planner the callees hold: its outcome is the next profile's plan, or the sentinel preparing
 it raised (an async run prepares a request carrying much content in a worker thread, as it
 prepared the first). Each is announced at INFO (``-v``): "falling back from P to Q after R".
@@ -29,7 +29,8 @@ from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter
 from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
 from scriptorium.llm.streaming import astream_of, response_pieces, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair
-from scriptorium.usecase.flow import Answered, NextProfile, Outcome, Repair, Step
+from scriptorium.usecase.fallback import NextProfile
+from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
 from scriptorium.usecase.plan import Plan, Planner
 from scriptorium.usecase.prepare import heavy_to_prepare
 from scriptorium.usecase.repair import (

@@ -40,7 +40,8 @@ from scriptorium.usecase.events import (
     StreamEvent,
     TextDelta,
 )
-from scriptorium.usecase.flow import NextProfile, Outcome, Repair, RunFlow, Step
+from scriptorium.usecase.fallback import NextProfile
+from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.offload import judged
 from scriptorium.usecase.repair import RepairResult
