@@ -12,6 +12,12 @@ repairer with ``arepair`` is awaited; one with only ``repair`` runs in a worker 
 ``isinstance`` against the capability Protocols of ``usecase.repair``, never by probing
 attributes.
 
+What a call does is written once, without its I/O, in :func:`_made`: a generator that yields the
+one I/O the step needs (a generation, a repair, preparing a profile; an answered step needs none)
+and returns the outcome. :func:`call` makes that I/O in the caller's thread, :func:`acall` awaits
+it; each throws a failure back in at the point it was asked for, so it fails inside the boundary
+as if it had been called there.
+
 A :class:`~scriptorium.usecase.fallback.NextProfile` step (a run falling back) is made here too, by
 the planner the callees hold: its outcome is the next profile's plan, or the sentinel preparing
 it raised (an async run prepares a request carrying much content in a worker thread, as it
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from dataclasses import dataclass
 from typing import Protocol, cast, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
@@ -31,6 +38,7 @@ from scriptorium.llm.streaming import astream_of, response_pieces, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair
 from scriptorium.usecase.fallback import NextProfile
 from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
+from scriptorium.usecase.model import RunRequest
 from scriptorium.usecase.plan import Plan, Planner
 from scriptorium.usecase.prepare import heavy_to_prepare
 from scriptorium.usecase.repair import (
@@ -114,46 +122,154 @@ def boundary(step: Step) -> LLMBoundary:
 def call(step: Step, callees: Callees) -> Outcome:
     """Make ``step``: its response or repair, checked, or the failure it ended with (for a
     NextProfile step, the plan, or the sentinel preparing it raised)."""
-    if isinstance(step, NextProfile):
+    making = _Making(step, callees)
+    while (io := making.next()) is not None:
         try:
-            return _announced(step, callees).plan_fallback(step.origin, step.profile)
-        except ScriptoriumError as err:
-            return err
-    try:
-        with boundary(step) as checked:
-            if isinstance(step, Repair):
-                return checked.repair(callees.the_repairer().repair(step.context))
-            if isinstance(step, Answered):
-                return checked.response(step.answer(step.request))
-            client = callees.kinds()[0]
-            if client is None:
-                raise LLMGenerateError("the client has no generate()", reason="config")
-            return checked.response(client.generate(step.request))
-    except LLMGenerateError as err:
-        return err
+            making.took(io.run())
+        except BaseException as err:
+            making.failed(err)
+    return making.outcome
 
 
 async def acall(step: Step, callees: Callees) -> Outcome:
     """The async twin of :func:`call`."""
+    making = _Making(step, callees)
+    while (io := making.next()) is not None:
+        try:
+            making.took(await io.arun())
+        except BaseException as err:
+            making.failed(err)
+    return making.outcome
+
+
+def _made(step: Step, callees: Callees) -> Generator[_IO, object, Outcome]:
+    """The call of ``step`` without its I/O: the I/O it needs is yielded (the driver makes it
+    and sends its value back, or throws its failure in, so it fails inside the boundary); what
+    the call gives is returned."""
     if isinstance(step, NextProfile):
         try:
             planner = _announced(step, callees)
-            if not heavy_to_prepare(step.origin):
-                return planner.plan_fallback(step.origin, step.profile)
-            import asyncio  # as in _agenerate
-
-            return await asyncio.to_thread(planner.plan_fallback, step.origin, step.profile)
+            return cast(Plan, (yield _Preparing(planner, step.origin, step.profile)))
         except ScriptoriumError as err:
             return err
     try:
         with boundary(step) as checked:
             if isinstance(step, Repair):
-                return checked.repair(await _arepair(callees.the_repairer(), step.context))
+                return checked.repair((yield _Repairing(callees.the_repairer(), step.context)))
             if isinstance(step, Answered):
                 return checked.response(step.answer(step.request))
-            return checked.response(await _agenerate(callees, step.request))
+            return checked.response((yield _Generating(callees, step.request)))
     except LLMGenerateError as err:
         return err
+
+
+class _Making:
+    """One call being made: :func:`_made` resumed with what each I/O gave."""
+
+    __slots__ = ("_error", "_made", "_outcome", "_value")
+
+    def __init__(self, step: Step, callees: Callees) -> None:
+        self._made = _made(step, callees)
+        self._value: object = None
+        self._error: BaseException | None = None
+        self._outcome: Outcome | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        """What the call gave, once :meth:`next` said it is over."""
+        if self._outcome is None:
+            raise RuntimeError("the call is not over")
+        return self._outcome
+
+    def next(self) -> _IO | None:
+        """The next I/O to make; None once the call is over (its :attr:`outcome` is in). Resumed
+        here, outside the driver's ``except`` block, so a failure does not become the context
+        of the next."""
+        made, value, error = self._made, self._value, self._error
+        self._value = self._error = None
+        try:
+            return made.send(value) if error is None else made.throw(error)
+        except StopIteration as end:
+            self._outcome = end.value
+            return None
+
+    def took(self, value: object) -> None:
+        self._value = value
+
+    def failed(self, err: BaseException) -> None:
+        self._error = err
+
+
+class _IO(Protocol):
+    """One I/O of a call, made in the caller's thread (:meth:`run`) or awaited (:meth:`arun`)."""
+
+    def run(self) -> object: ...
+
+    async def arun(self) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Preparing:
+    """The plan of the next profile of a fallback chain. An async run prepares a request
+    carrying much content in a worker thread, as it prepared the first."""
+
+    planner: Planner
+    origin: RunRequest
+    profile: str
+
+    def run(self) -> Plan:
+        return self.planner.plan_fallback(self.origin, self.profile)
+
+    async def arun(self) -> Plan:
+        if not heavy_to_prepare(self.origin):
+            return self.run()
+        import asyncio  # as in _Generating
+
+        return await asyncio.to_thread(self.run)
+
+
+@dataclass(frozen=True, slots=True)
+class _Repairing:
+    """A repair: ``arepair`` awaited when the repairer has it, else ``repair`` in a worker
+    thread."""
+
+    repairer: OutputRepairer
+    context: RepairContext
+
+    def run(self) -> RepairResult:
+        return self.repairer.repair(self.context)
+
+    async def arun(self) -> RepairResult:
+        return await _arepair(self.repairer, self.context)
+
+
+@dataclass(frozen=True, slots=True)
+class _Generating:
+    """A generation: ``agenerate`` awaited when the client has it, else ``generate`` (in a
+    worker thread when awaited)."""
+
+    callees: Callees
+    request: LLMRequest
+
+    def run(self) -> LLMResponse:
+        client = self.callees.kinds()[0]
+        if client is None:
+            raise _no_generate()
+        return client.generate(self.request)
+
+    async def arun(self) -> LLMResponse:
+        sync_client, async_client = self.callees.kinds()
+        if async_client is not None:
+            return await async_client.agenerate(self.request)
+        if sync_client is not None:
+            import asyncio  # not at module level: loaded by now, and slow to import for sync use
+
+            return await asyncio.to_thread(sync_client.generate, self.request)
+        raise _no_generate()
+
+
+def _no_generate() -> LLMGenerateError:
+    return LLMGenerateError("the client has no generate()", reason="config")
 
 
 def _announced(step: NextProfile, callees: Callees) -> Planner:
@@ -186,21 +302,10 @@ def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:
     return None
 
 
-async def _agenerate(callees: Callees, request: LLMRequest) -> LLMResponse:
-    sync_client, async_client = callees.kinds()
-    if async_client is not None:
-        return await async_client.agenerate(request)
-    if sync_client is not None:
-        import asyncio  # not at module level: loaded by now, and slow to import for sync use
-
-        return await asyncio.to_thread(sync_client.generate, request)
-    raise LLMGenerateError("the client has no generate()", reason="config")
-
-
 async def _arepair(repairer: OutputRepairer, context: RepairContext) -> RepairResult:
     if isinstance(repairer, AsyncOutputRepairer):
         return await repairer.arepair(context)
-    import asyncio  # as in _agenerate
+    import asyncio  # as in _Generating
 
     return await asyncio.to_thread(repairer.repair, context)
 
@@ -214,10 +319,9 @@ def stream(step: Step, callees: Callees) -> Generator[StreamItem, None, None]:
         items = _opened(step, callees)
         try:
             for item in items:
+                yield _handed(checked, item)
                 if isinstance(item, LLMResponse):
-                    yield checked.response(item)
                     return
-                yield _text(item)
         finally:
             if supports(items, _Closable):
                 cast(_Closable, items).close()
@@ -229,10 +333,9 @@ async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, No
         items = _aopened(step, callees)
         try:
             async for item in items:
+                yield _handed(checked, item)
                 if isinstance(item, LLMResponse):
-                    yield checked.response(item)
                     return
-                yield _text(item)
         finally:
             if supports(items, _AsyncClosable):
                 await cast(_AsyncClosable, items).aclose()
@@ -268,7 +371,11 @@ async def _aone_chunk(
         yield item
 
 
-def _text(item: object) -> str:
+def _handed(checked: LLMBoundary, item: object) -> StreamItem:
+    """A streamed item as it is handed out: the response (the last item) checked, anything else
+    text."""
+    if isinstance(item, LLMResponse):
+        return checked.response(item)
     if not isinstance(item, str):
         raise LLMGenerateError(
             f"the client streamed {type(item).__name__}, not text", reason="invalid_response"
