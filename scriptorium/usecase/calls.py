@@ -123,23 +123,23 @@ def call(step: Step, callees: Callees) -> Outcome:
     """Make ``step``: its response or repair, checked, or the failure it ended with (for a
     NextProfile step, the plan, or the sentinel preparing it raised)."""
     making = _Making(step, callees)
-    while (io := making.next()) is not None:
+    while isinstance(now := making.next(), _IO):
         try:
-            making.took(io.run())
+            making.took(now.run())
         except BaseException as err:
             making.failed(err)
-    return making.outcome
+    return now
 
 
 async def acall(step: Step, callees: Callees) -> Outcome:
     """The async twin of :func:`call`."""
     making = _Making(step, callees)
-    while (io := making.next()) is not None:
+    while isinstance(now := making.next(), _IO):
         try:
-            making.took(await io.arun())
+            making.took(await now.arun())
         except BaseException as err:
             making.failed(err)
-    return making.outcome
+    return now
 
 
 def _made(step: Step, callees: Callees) -> Generator[_IO, object, Outcome]:
@@ -166,50 +166,44 @@ def _made(step: Step, callees: Callees) -> Generator[_IO, object, Outcome]:
 class _Making:
     """One call being made: :func:`_made` resumed with what each I/O gave."""
 
-    __slots__ = ("_error", "_made", "_outcome", "_value")
+    __slots__ = ("_made", "_sent")
 
     def __init__(self, step: Step, callees: Callees) -> None:
         self._made = _made(step, callees)
-        self._value: object = None
-        self._error: BaseException | None = None
-        self._outcome: Outcome | None = None
+        #: What the last I/O gave: its value, or its failure.
+        self._sent: tuple[object, BaseException | None] = (None, None)
 
-    @property
-    def outcome(self) -> Outcome:
-        """What the call gave, once :meth:`next` said it is over."""
-        if self._outcome is None:
-            raise RuntimeError("the call is not over")
-        return self._outcome
-
-    def next(self) -> _IO | None:
-        """The next I/O to make; None once the call is over (its :attr:`outcome` is in). Resumed
-        here, outside the driver's ``except`` block, so a failure does not become the context
-        of the next."""
-        made, value, error = self._made, self._value, self._error
-        self._value = self._error = None
+    def next(self) -> _IO | Outcome:
+        """The next I/O to make, or what the call gave once it is over. Resumed here, outside
+        the driver's ``except`` block, so a failure does not become the context of the next."""
+        (value, error), self._sent = self._sent, (None, None)
         try:
-            return made.send(value) if error is None else made.throw(error)
+            return self._made.send(value) if error is None else self._made.throw(error)
         except StopIteration as end:
-            self._outcome = end.value
-            return None
+            outcome: Outcome = end.value
+            return outcome
 
     def took(self, value: object) -> None:
-        self._value = value
+        self._sent = (value, None)
 
     def failed(self, err: BaseException) -> None:
-        self._error = err
+        self._sent = (None, err)
 
 
-class _IO(Protocol):
+class _IO:
     """One I/O of a call, made in the caller's thread (:meth:`run`) or awaited (:meth:`arun`)."""
 
-    def run(self) -> object: ...
+    __slots__ = ()
 
-    async def arun(self) -> object: ...
+    def run(self) -> object:
+        raise NotImplementedError
+
+    async def arun(self) -> object:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True, slots=True)
-class _Preparing:
+class _Preparing(_IO):
     """The plan of the next profile of a fallback chain. An async run prepares a request
     carrying much content in a worker thread, as it prepared the first."""
 
@@ -229,7 +223,7 @@ class _Preparing:
 
 
 @dataclass(frozen=True, slots=True)
-class _Repairing:
+class _Repairing(_IO):
     """A repair: ``arepair`` awaited when the repairer has it, else ``repair`` in a worker
     thread."""
 
@@ -244,7 +238,7 @@ class _Repairing:
 
 
 @dataclass(frozen=True, slots=True)
-class _Generating:
+class _Generating(_IO):
     """A generation: ``agenerate`` awaited when the client has it, else ``generate`` (in a
     worker thread when awaited)."""
 
@@ -342,21 +336,29 @@ async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, No
 
 
 def _opened(step: Step, callees: Callees) -> Iterator[StreamItem]:
-    if not isinstance(step, Repair):
-        return stream_of(callees.client, step.request)
-    repairer = callees.the_repairer()
-    if isinstance(repairer, StreamingRepairer):
-        return iter(repairer.stream(step.context))
-    return _one_chunk(checked_repair(repairer.repair(step.context)))
+    if isinstance(step, Repair):
+        return _repair_stream(callees.the_repairer(), step.context)
+    return stream_of(callees.client, step.request)
 
 
 def _aopened(step: Step, callees: Callees) -> AsyncIterator[StreamItem]:
-    if not isinstance(step, Repair):
-        return astream_of(callees.client, step.request)
-    repairer = callees.the_repairer()
+    if isinstance(step, Repair):
+        return _arepair_stream(callees.the_repairer(), step.context)
+    return astream_of(callees.client, step.request)
+
+
+def _repair_stream(repairer: OutputRepairer, context: RepairContext) -> Iterator[StreamItem]:
+    """The repairer's stream, or its repair as one chunk when it cannot stream."""
+    if isinstance(repairer, StreamingRepairer):
+        return iter(repairer.stream(context))
+    return _one_chunk(checked_repair(repairer.repair(context)))
+
+
+def _arepair_stream(repairer: OutputRepairer, context: RepairContext) -> AsyncIterator[StreamItem]:
+    """The async twin of :func:`_repair_stream`."""
     if isinstance(repairer, AsyncStreamingRepairer):
-        return aiter(repairer.astream(step.context))
-    return _aone_chunk(repairer, step.context)
+        return aiter(repairer.astream(context))
+    return _aone_chunk(repairer, context)
 
 
 def _one_chunk(repaired: RepairResult) -> Iterator[StreamItem]:
