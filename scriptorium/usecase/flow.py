@@ -76,7 +76,21 @@ _METADATA_KEYS = ("request_id", "strategy", "service_tier", "pricing")
 
 
 @dataclass(frozen=True, slots=True)
-class Generate:
+class _Call:
+    """A call of the run's current ``plan``; ``attempt`` is the generation's 1-based place in
+    ``RunResult.attempts``."""
+
+    plan: Plan
+    attempt: int
+
+    @property
+    def request(self) -> LLMRequest:
+        """The request sent (or, for a batch, answered)."""
+        return self.plan.request
+
+
+@dataclass(frozen=True, slots=True)
+class Generate(_Call):
     """Ask the client for a generation of ``plan.request``; ``attempt`` is the generation's
     1-based place in ``RunResult.attempts``."""
 
@@ -84,41 +98,24 @@ class Generate:
     #: What the LLM boundary says it was doing when a call fails.
     what: ClassVar[str] = "calling the model"
 
-    plan: Plan
-    attempt: int
-
-    @property
-    def request(self) -> LLMRequest:
-        """The request sent."""
-        return self.plan.request
-
 
 @dataclass(frozen=True, slots=True)
-class Answered:
+class Answered(_Call):
     """Read the first generation from ``answer(plan.request)``: a provider batch already made it."""
 
     kind: ClassVar[GenerationKind] = "batch"
     what: ClassVar[str] = "reading the batch result"
 
-    plan: Plan
-    attempt: int
     answer: Answer
-
-    @property
-    def request(self) -> LLMRequest:
-        """The request the batch answered."""
-        return self.plan.request
 
 
 @dataclass(frozen=True, slots=True)
-class Repair:
+class Repair(_Call):
     """Ask the repairer for another attempt at ``context.previous_output``."""
 
     kind: ClassVar[GenerationKind] = "repair"
     what: ClassVar[str] = "repairing the output"
 
-    plan: Plan
-    attempt: int
     context: RepairContext
 
     @property
