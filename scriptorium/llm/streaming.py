@@ -26,6 +26,10 @@ and a body, how a body is read), so the rules of how a stream ends are written h
   event) is a ``connection`` failure carrying the text handed out so far, also when that is none;
 - a failure once text was handed out is never retried: it carries the text so far.
 
+Those rules live in two objects without I/O that both loops share: ``_Reading`` (one attempt's
+chunks in, text out) and ``_Rest`` (the stream once its attempt succeeded: the content deadline,
+late failures, the ending). :func:`drive` and :func:`adrive` only open, read, bound and close.
+
 Events are read from the body's bytes by :class:`EventDecoder`, which splits lines at CR, LF and
 CRLF only, as server-sent events are defined (never at U+2028 or U+0085, which JSON strings may
 hold raw).
@@ -443,21 +447,21 @@ class _Rest:
     clock: Callable[[], float]
     #: The last chunk read (None: the body ended).
     chunk: bytes | None = b""
-    #: When content is due (on ``clock``).
-    content_by: float = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.content_by = self.clock() + self.gap
+    #: When content is due (on ``clock``), from the moment the head is out.
+    content_by: float = field(init=False, default=0.0)
 
     @property
     def chunks(self) -> Any:
         """The body's chunks, as the attempt left them."""
         return self.opened.chunks
 
-    def head(self) -> list[str]:
-        """The pieces read inside the attempt (none for a body read whole)."""
+    def head(self) -> Iterator[str]:
+        """The pieces read inside the attempt (none for a body read whole); once they are out
+        (the consumer took the last), content is due within ``gap``."""
         reading = self.opened.reading
-        return [] if reading is None else reading.head
+        if reading is not None:
+            yield from reading.head
+        self.content_by = self.clock() + self.gap
 
     def wanting(self) -> bool:
         """Whether another chunk is to be read. Raises the failure met in a chunk after the
@@ -558,7 +562,8 @@ def drive(
         while rest.wanting():
             try:
                 with deadline.bounded(rest.content_by):
-                    pieces = rest.took(next(rest.chunks, None))
+                    chunk = next(rest.chunks, None)
+                pieces = rest.took(chunk)
             except Exception as err:
                 raise rest.broken(err) from err
             yield from pieces
