@@ -26,6 +26,10 @@ and a body, how a body is read), so the rules of how a stream ends are written h
   event) is a ``connection`` failure carrying the text handed out so far, also when that is none;
 - a failure once text was handed out is never retried: it carries the text so far.
 
+Those rules live in two objects without I/O that both loops share: ``_Reading`` (one attempt's
+chunks in, text out) and ``_Rest`` (the stream once its attempt succeeded: the content deadline,
+late failures, the ending). :func:`drive` and :func:`adrive` only open, read, bound and close.
+
 Events are read from the body's bytes by :class:`EventDecoder`, which splits lines at CR, LF and
 CRLF only, as server-sent events are defined (never at U+2028 or U+0085, which JSON strings may
 hold raw).
@@ -35,8 +39,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import scriptorium.llm.deadline as deadline
@@ -398,6 +402,18 @@ class _Opened:
     answered: Any = None
 
 
+def _reading(source: StreamSource[Any], response: Any) -> _Reading | None:
+    """The reading of a response just opened, or None when its body is not a stream and is read
+    whole (then :func:`_answered`)."""
+    decoder = source.events(response.headers)
+    return None if decoder is None else _Reading(source.fold(), decoder)
+
+
+def _answered(source: StreamSource[Any], response: Any, content: bytes) -> _Opened:
+    """An attempt whose body was not a stream: its whole content read as the answer."""
+    return _Opened(response, answered=source.read_body(content, response.headers))
+
+
 def _ended_early(source: StreamSource[Any], partial: str, attempts: int) -> LLMGenerateError:
     message = redact(
         f"{source.provider} {source.model}: connection (the stream ended without its "
@@ -415,30 +431,104 @@ def _ended_early(source: StreamSource[Any], partial: str, attempts: int) -> LLMG
     )
 
 
-def _broken(
-    source: StreamSource[Any], err: Exception, reading: _Reading, attempts: int, classify: Any
-) -> LLMGenerateError:
-    # The adapters' machinery, loaded by the adapters that stream, never by the use case (which
-    # imports this module for stream_of).
-    from scriptorium.llm.adapter import broken_stream
+@dataclass(slots=True)
+class _Rest:
+    """A stream after its opening, without the I/O: what to hand out first, whether another
+    chunk is to be read, when content is due, what a failure means, and how the stream ends. The
+    drivers only read the chunks (and close the response)."""
 
-    return broken_stream(
-        err,
-        reading.partial(),
-        provider=source.provider,
-        model=source.model,
-        key=source.key,
-        secrets=getattr(source, "secrets", ()),
-        attempts=attempts,
-        classify=classify,
-    )
+    source: StreamSource[Any]
+    classify: Any
+    opened: _Opened
+    attempts: int
+    started: float
+    #: The longest the stream may go without content once it began: the run's ``timeout_s``.
+    gap: float
+    clock: Callable[[], float]
+    #: The last chunk read (None: the body ended).
+    chunk: bytes | None = b""
+    #: When content is due (on ``clock``), from the moment the head is out.
+    content_by: float = field(init=False, default=0.0)
 
+    @property
+    def chunks(self) -> Any:
+        """The body's chunks, as the attempt left them."""
+        return self.opened.chunks
 
-def _ending(source: StreamSource[Any], reading: _Reading, headers: Any, attempts: int) -> Any:
-    """After the body: the reading of a complete stream, or the failure of one cut short."""
-    if not reading.fold.complete:
-        raise _ended_early(source, reading.partial(), attempts)
-    return source.folded(reading.fold, headers)
+    def head(self) -> Iterator[str]:
+        """The pieces read inside the attempt (none for a body read whole); once they are out
+        (the consumer took the last), content is due within ``gap``."""
+        reading = self.opened.reading
+        if reading is not None:
+            yield from reading.head
+        self.content_by = self.clock() + self.gap
+
+    def wanting(self) -> bool:
+        """Whether another chunk is to be read. Raises the failure met in a chunk after the
+        text before it, once that text is out."""
+        reading = self.opened.reading
+        if reading is None:
+            return False
+        late = reading.failed()
+        if late is not None:
+            raise self.broken(late) from late
+        return self.chunk is not None and not reading.fold.complete
+
+    def took(self, chunk: bytes | None) -> list[str]:
+        """The pieces of ``chunk`` (None: the body ended). Keep-alive pings and empty events do
+        not move the content deadline; content does."""
+        assert self.opened.reading is not None, "a body read whole has no chunks"
+        self.chunk = chunk
+        pieces = self.opened.reading.take(chunk)
+        if pieces:
+            self.content_by = self.clock() + self.gap
+        elif self.clock() >= self.content_by:
+            raise self.quiet()
+        return pieces
+
+    def quiet(self) -> deadline.DeadlineExceeded:
+        """The failure of a stream that went without content past its deadline."""
+        return deadline.DeadlineExceeded(f"no content for {self.gap:g}s after the stream began")
+
+    def broken(self, err: Exception) -> LLMGenerateError:
+        """What ``err``, met once the stream began, ends it with (never retried; the text so far
+        kept)."""
+        # The adapters' machinery, loaded by the adapters that stream, never by the use case
+        # (which imports this module for stream_of).
+        from scriptorium.llm.adapter import broken_stream
+
+        source = self.source
+        reading = self.opened.reading
+        return broken_stream(
+            err,
+            "" if reading is None else reading.partial(),
+            provider=source.provider,
+            model=source.model,
+            key=source.key,
+            secrets=getattr(source, "secrets", ()),
+            attempts=self.attempts,
+            classify=self.classify,
+        )
+
+    def end(self) -> Iterator[StreamItem]:
+        """The last items once the body is read and closed: a complete answer read whole as its
+        pieces and itself; else the text a complete stream held back, then its response (a stream
+        cut short fails instead)."""
+        source, opened = self.source, self.opened
+        reading = opened.reading
+        if reading is None:
+            yield from _whole(source.response(opened.answered, self.attempts, self._since()))
+            return
+        if not reading.fold.complete:
+            raise _ended_early(source, reading.partial(), self.attempts)
+        result = source.folded(reading.fold, opened.response.headers)
+        tail = reading.fold.flush()
+        if tail:
+            yield tail
+        yield source.response(result, self.attempts, self._since())
+
+    def _since(self) -> float:
+        return time.perf_counter() - self.started
 
 
 def drive(
@@ -446,19 +536,17 @@ def drive(
 ) -> Iterator[StreamItem]:
     """The stream of ``source``'s request on ``client``: text pieces, then the response (see the
     module for the rules). ``hooks`` drive the retry loop; ``classify`` is the provider's."""
-    from scriptorium.llm.retry.loop import call_with_retry  # the adapters' (see _broken)
+    from scriptorium.llm.retry.loop import call_with_retry  # the adapters' (see _Rest.broken)
 
     started = time.perf_counter()
 
     def attempt(timeout_s: float) -> _Opened:
         response = source.open(client, timeout_s)
         try:
-            decoder = source.events(response.headers)
-            if decoder is None:
-                return _Opened(
-                    response, answered=source.read_body(response.read(), response.headers)
-                )
-            reading, chunks = _Reading(source.fold(), decoder), iter(response.iter_bytes())
+            reading = _reading(source, response)
+            if reading is None:
+                return _answered(source, response, response.read())
+            chunks = iter(response.iter_bytes())
             while not reading.opened(next(chunks, None)):
                 pass
             return _Opened(response, reading, chunks)
@@ -466,58 +554,39 @@ def drive(
             response.close()
             raise
 
-    opened, attempts, _ = call_with_retry(attempt, classify, **source.retry_args(hooks))
-    response, reading, chunks = opened.response, opened.reading, opened.chunks
-    if reading is None:
-        response.close()
-        yield from _whole(source.response(opened.answered, attempts, _since(started)))
-        return
-    gap = _gap(source, hooks)
+    args = source.retry_args(hooks)
+    opened, attempts, _ = call_with_retry(attempt, classify, **args)
+    rest = _Rest(source, classify, opened, attempts, started, _gap(args), time.monotonic)
     try:
-        yield from reading.head
-        chunk: bytes | None = b""
-        content_by = time.monotonic() + gap
-        while reading.pending is not None or (chunk is not None and not reading.fold.complete):
-            late = reading.failed()
-            if late is not None:
-                raise _broken(source, late, reading, attempts, classify) from late
+        yield from rest.head()
+        while rest.wanting():
             try:
-                # Keep-alive pings and empty events do not move the deadline; content does.
-                with deadline.bounded(content_by):
-                    chunk = next(chunks, None)
-                pieces = reading.take(chunk)
-                if pieces:
-                    content_by = time.monotonic() + gap
-                elif time.monotonic() >= content_by:
-                    raise deadline.DeadlineExceeded(_quiet(gap))
+                with deadline.bounded(rest.content_by):
+                    chunk = next(rest.chunks, None)
+                pieces = rest.took(chunk)
             except Exception as err:
-                raise _broken(source, err, reading, attempts, classify) from err
+                raise rest.broken(err) from err
             yield from pieces
     finally:
-        response.close()
-    result = _ending(source, reading, response.headers, attempts)
-    tail = reading.fold.flush()
-    if tail:
-        yield tail
-    yield source.response(result, attempts, _since(started))
+        opened.response.close()
+    yield from rest.end()
 
 
 async def adrive(
     source: StreamSource[Any], client: Any, hooks: Any, classify: Any
 ) -> AsyncIterator[StreamItem]:
     """The async twin of :func:`drive`."""
-    from scriptorium.llm.retry.loop import acall_with_retry  # the adapters' (see _broken)
+    from scriptorium.llm.retry.loop import acall_with_retry  # the adapters' (see _Rest.broken)
 
     started = time.perf_counter()
 
     async def attempt(timeout_s: float) -> _Opened:
         response = await source.aopen(client, timeout_s)
         try:
-            decoder = source.events(response.headers)
-            if decoder is None:
-                content = await response.aread()
-                return _Opened(response, answered=source.read_body(content, response.headers))
-            reading, chunks = _Reading(source.fold(), decoder), aiter(response.aiter_bytes())
+            reading = _reading(source, response)
+            if reading is None:
+                return _answered(source, response, await response.aread())
+            chunks = aiter(response.aiter_bytes())
             while not reading.opened(await anext(chunks, None)):
                 pass
             return _Opened(response, reading, chunks)
@@ -525,58 +594,35 @@ async def adrive(
             await response.aclose()
             raise
 
-    opened, attempts, _ = await acall_with_retry(attempt, classify, **source.retry_args(hooks))
-    response, reading, chunks = opened.response, opened.reading, opened.chunks
-    if reading is None:
-        await response.aclose()
-        for item in _whole(source.response(opened.answered, attempts, _since(started))):
-            yield item
-        return
-    gap = _gap(source, hooks)
-    loop = asyncio.get_running_loop()
+    args = source.retry_args(hooks)
+    opened, attempts, _ = await acall_with_retry(attempt, classify, **args)
+    rest = _Rest(
+        source, classify, opened, attempts, started, _gap(args), asyncio.get_running_loop().time
+    )
     try:
-        for piece in reading.head:
+        for piece in rest.head():
             yield piece
-        chunk: bytes | None = b""
-        content_by = loop.time() + gap
-        while reading.pending is not None or (chunk is not None and not reading.fold.complete):
-            late = reading.failed()
-            if late is not None:
-                raise _broken(source, late, reading, attempts, classify) from late
+        while rest.wanting():
             try:
-                # Keep-alive pings and empty events do not move the deadline; content does.
                 try:
-                    async with asyncio.timeout_at(content_by):
-                        chunk = await anext(chunks, None)
+                    async with asyncio.timeout_at(rest.content_by):
+                        chunk = await anext(rest.chunks, None)
                 except TimeoutError as late:
-                    raise deadline.DeadlineExceeded(_quiet(gap)) from late
-                pieces = reading.take(chunk)
-                if pieces:
-                    content_by = loop.time() + gap
+                    raise rest.quiet() from late
+                pieces = rest.took(chunk)
             except Exception as err:
-                raise _broken(source, err, reading, attempts, classify) from err
+                raise rest.broken(err) from err
             for piece in pieces:
                 yield piece
     finally:
-        await response.aclose()
-    result = _ending(source, reading, response.headers, attempts)
-    tail = reading.fold.flush()
-    if tail:
-        yield tail
-    yield source.response(result, attempts, _since(started))
+        await opened.response.aclose()
+    for item in rest.end():
+        yield item
 
 
-def _gap(source: StreamSource[Any], hooks: Any) -> float:
+def _gap(args: Mapping[str, Any]) -> float:
     """The longest a stream may go without content once it began: the run's ``timeout_s``."""
-    return float(source.retry_args(hooks)["policy"].timeout_s)
-
-
-def _quiet(gap: float) -> str:
-    return f"no content for {gap:g}s after the stream began"
-
-
-def _since(started: float) -> float:
-    return time.perf_counter() - started
+    return float(args["policy"].timeout_s)
 
 
 def _whole(response: LLMResponse) -> Iterator[StreamItem]:

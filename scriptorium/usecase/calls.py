@@ -12,7 +12,13 @@ repairer with ``arepair`` is awaited; one with only ``repair`` runs in a worker 
 ``isinstance`` against the capability Protocols of ``usecase.repair``, never by probing
 attributes.
 
-A :class:`~scriptorium.usecase.flow.NextProfile` step (a run falling back) is made here too, by
+What a call does is written once, without its I/O, in :func:`_made`: a generator that yields the
+one I/O the step needs (a generation, a repair, preparing a profile; an answered step needs none)
+and returns the outcome. :func:`call` makes that I/O in the caller's thread, :func:`acall` awaits
+it; each throws a failure back in at the point it was asked for, so it fails inside the boundary
+as if it had been called there.
+
+A :class:`~scriptorium.usecase.fallback.NextProfile` step (a run falling back) is made here too, by
 the planner the callees hold: its outcome is the next profile's plan, or the sentinel preparing
 it raised (an async run prepares a request carrying much content in a worker thread, as it
 prepared the first). Each is announced at INFO (``-v``): "falling back from P to Q after R".
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from dataclasses import dataclass
 from typing import Protocol, cast, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
@@ -29,7 +36,9 @@ from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter
 from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
 from scriptorium.llm.streaming import astream_of, response_pieces, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair
-from scriptorium.usecase.flow import Answered, NextProfile, Outcome, Repair, Step
+from scriptorium.usecase.fallback import NextProfile
+from scriptorium.usecase.flow import Answered, Outcome, Repair, Step
+from scriptorium.usecase.model import RunRequest
 from scriptorium.usecase.plan import Plan, Planner
 from scriptorium.usecase.prepare import heavy_to_prepare
 from scriptorium.usecase.repair import (
@@ -113,46 +122,148 @@ def boundary(step: Step) -> LLMBoundary:
 def call(step: Step, callees: Callees) -> Outcome:
     """Make ``step``: its response or repair, checked, or the failure it ended with (for a
     NextProfile step, the plan, or the sentinel preparing it raised)."""
-    if isinstance(step, NextProfile):
+    making = _Making(step, callees)
+    while isinstance(now := making.next(), _IO):
         try:
-            return _announced(step, callees).plan_fallback(step.origin, step.profile)
-        except ScriptoriumError as err:
-            return err
-    try:
-        with boundary(step) as checked:
-            if isinstance(step, Repair):
-                return checked.repair(callees.the_repairer().repair(step.context))
-            if isinstance(step, Answered):
-                return checked.response(step.answer(step.request))
-            client = callees.kinds()[0]
-            if client is None:
-                raise LLMGenerateError("the client has no generate()", reason="config")
-            return checked.response(client.generate(step.request))
-    except LLMGenerateError as err:
-        return err
+            making.took(now.run())
+        except BaseException as err:
+            making.failed(err)
+    return now
 
 
 async def acall(step: Step, callees: Callees) -> Outcome:
     """The async twin of :func:`call`."""
+    making = _Making(step, callees)
+    while isinstance(now := making.next(), _IO):
+        try:
+            making.took(await now.arun())
+        except BaseException as err:
+            making.failed(err)
+    return now
+
+
+def _made(step: Step, callees: Callees) -> Generator[_IO, object, Outcome]:
+    """The call of ``step`` without its I/O: the I/O it needs is yielded (the driver makes it
+    and sends its value back, or throws its failure in, so it fails inside the boundary); what
+    the call gives is returned."""
     if isinstance(step, NextProfile):
         try:
             planner = _announced(step, callees)
-            if not heavy_to_prepare(step.origin):
-                return planner.plan_fallback(step.origin, step.profile)
-            import asyncio  # as in _agenerate
-
-            return await asyncio.to_thread(planner.plan_fallback, step.origin, step.profile)
+            return cast(Plan, (yield _Preparing(planner, step.origin, step.profile)))
         except ScriptoriumError as err:
             return err
     try:
         with boundary(step) as checked:
             if isinstance(step, Repair):
-                return checked.repair(await _arepair(callees.the_repairer(), step.context))
+                return checked.repair((yield _Repairing(callees.the_repairer(), step.context)))
             if isinstance(step, Answered):
                 return checked.response(step.answer(step.request))
-            return checked.response(await _agenerate(callees, step.request))
+            return checked.response((yield _Generating(callees, step.request)))
     except LLMGenerateError as err:
         return err
+
+
+class _Making:
+    """One call being made: :func:`_made` resumed with what each I/O gave."""
+
+    __slots__ = ("_made", "_sent")
+
+    def __init__(self, step: Step, callees: Callees) -> None:
+        self._made = _made(step, callees)
+        #: What the last I/O gave: its value, or its failure.
+        self._sent: tuple[object, BaseException | None] = (None, None)
+
+    def next(self) -> _IO | Outcome:
+        """The next I/O to make, or what the call gave once it is over. Resumed here, outside
+        the driver's ``except`` block, so a failure does not become the context of the next."""
+        (value, error), self._sent = self._sent, (None, None)
+        try:
+            return self._made.send(value) if error is None else self._made.throw(error)
+        except StopIteration as end:
+            outcome: Outcome = end.value
+            return outcome
+
+    def took(self, value: object) -> None:
+        self._sent = (value, None)
+
+    def failed(self, err: BaseException) -> None:
+        self._sent = (None, err)
+
+
+class _IO:
+    """One I/O of a call, made in the caller's thread (:meth:`run`) or awaited (:meth:`arun`)."""
+
+    __slots__ = ()
+
+    def run(self) -> object:
+        raise NotImplementedError
+
+    async def arun(self) -> object:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class _Preparing(_IO):
+    """The plan of the next profile of a fallback chain. An async run prepares a request
+    carrying much content in a worker thread, as it prepared the first."""
+
+    planner: Planner
+    origin: RunRequest
+    profile: str
+
+    def run(self) -> Plan:
+        return self.planner.plan_fallback(self.origin, self.profile)
+
+    async def arun(self) -> Plan:
+        if not heavy_to_prepare(self.origin):
+            return self.run()
+        import asyncio  # as in _Generating
+
+        return await asyncio.to_thread(self.run)
+
+
+@dataclass(frozen=True, slots=True)
+class _Repairing(_IO):
+    """A repair: ``arepair`` awaited when the repairer has it, else ``repair`` in a worker
+    thread."""
+
+    repairer: OutputRepairer
+    context: RepairContext
+
+    def run(self) -> RepairResult:
+        return self.repairer.repair(self.context)
+
+    async def arun(self) -> RepairResult:
+        return await _arepair(self.repairer, self.context)
+
+
+@dataclass(frozen=True, slots=True)
+class _Generating(_IO):
+    """A generation: ``agenerate`` awaited when the client has it, else ``generate`` (in a
+    worker thread when awaited)."""
+
+    callees: Callees
+    request: LLMRequest
+
+    def run(self) -> LLMResponse:
+        client = self.callees.kinds()[0]
+        if client is None:
+            raise _no_generate()
+        return client.generate(self.request)
+
+    async def arun(self) -> LLMResponse:
+        sync_client, async_client = self.callees.kinds()
+        if async_client is not None:
+            return await async_client.agenerate(self.request)
+        if sync_client is not None:
+            import asyncio  # not at module level: loaded by now, and slow to import for sync use
+
+            return await asyncio.to_thread(sync_client.generate, self.request)
+        raise _no_generate()
+
+
+def _no_generate() -> LLMGenerateError:
+    return LLMGenerateError("the client has no generate()", reason="config")
 
 
 def _announced(step: NextProfile, callees: Callees) -> Planner:
@@ -185,21 +296,10 @@ def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:
     return None
 
 
-async def _agenerate(callees: Callees, request: LLMRequest) -> LLMResponse:
-    sync_client, async_client = callees.kinds()
-    if async_client is not None:
-        return await async_client.agenerate(request)
-    if sync_client is not None:
-        import asyncio  # not at module level: loaded by now, and slow to import for sync use
-
-        return await asyncio.to_thread(sync_client.generate, request)
-    raise LLMGenerateError("the client has no generate()", reason="config")
-
-
 async def _arepair(repairer: OutputRepairer, context: RepairContext) -> RepairResult:
     if isinstance(repairer, AsyncOutputRepairer):
         return await repairer.arepair(context)
-    import asyncio  # as in _agenerate
+    import asyncio  # as in _Generating
 
     return await asyncio.to_thread(repairer.repair, context)
 
@@ -213,10 +313,9 @@ def stream(step: Step, callees: Callees) -> Generator[StreamItem, None, None]:
         items = _opened(step, callees)
         try:
             for item in items:
+                yield _handed(checked, item)
                 if isinstance(item, LLMResponse):
-                    yield checked.response(item)
                     return
-                yield _text(item)
         finally:
             if supports(items, _Closable):
                 cast(_Closable, items).close()
@@ -228,31 +327,38 @@ async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, No
         items = _aopened(step, callees)
         try:
             async for item in items:
+                yield _handed(checked, item)
                 if isinstance(item, LLMResponse):
-                    yield checked.response(item)
                     return
-                yield _text(item)
         finally:
             if supports(items, _AsyncClosable):
                 await cast(_AsyncClosable, items).aclose()
 
 
 def _opened(step: Step, callees: Callees) -> Iterator[StreamItem]:
-    if not isinstance(step, Repair):
-        return stream_of(callees.client, step.request)
-    repairer = callees.the_repairer()
-    if isinstance(repairer, StreamingRepairer):
-        return iter(repairer.stream(step.context))
-    return _one_chunk(checked_repair(repairer.repair(step.context)))
+    if isinstance(step, Repair):
+        return _repair_stream(callees.the_repairer(), step.context)
+    return stream_of(callees.client, step.request)
 
 
 def _aopened(step: Step, callees: Callees) -> AsyncIterator[StreamItem]:
-    if not isinstance(step, Repair):
-        return astream_of(callees.client, step.request)
-    repairer = callees.the_repairer()
+    if isinstance(step, Repair):
+        return _arepair_stream(callees.the_repairer(), step.context)
+    return astream_of(callees.client, step.request)
+
+
+def _repair_stream(repairer: OutputRepairer, context: RepairContext) -> Iterator[StreamItem]:
+    """The repairer's stream, or its repair as one chunk when it cannot stream."""
+    if isinstance(repairer, StreamingRepairer):
+        return iter(repairer.stream(context))
+    return _one_chunk(checked_repair(repairer.repair(context)))
+
+
+def _arepair_stream(repairer: OutputRepairer, context: RepairContext) -> AsyncIterator[StreamItem]:
+    """The async twin of :func:`_repair_stream`."""
     if isinstance(repairer, AsyncStreamingRepairer):
-        return aiter(repairer.astream(step.context))
-    return _aone_chunk(repairer, step.context)
+        return aiter(repairer.astream(context))
+    return _aone_chunk(repairer, context)
 
 
 def _one_chunk(repaired: RepairResult) -> Iterator[StreamItem]:
@@ -267,7 +373,11 @@ async def _aone_chunk(
         yield item
 
 
-def _text(item: object) -> str:
+def _handed(checked: LLMBoundary, item: object) -> StreamItem:
+    """A streamed item as it is handed out: the response (the last item) checked, anything else
+    text."""
+    if isinstance(item, LLMResponse):
+        return checked.response(item)
     if not isinstance(item, str):
         raise LLMGenerateError(
             f"the client streamed {type(item).__name__}, not text", reason="invalid_response"

@@ -11,19 +11,13 @@ observed, batch answers) shares them. Drivers only make the calls; they never de
 
 Failed calls come back as outcomes, not exceptions, so the decision about a failure is the
 flow's too: a failed repair ends the repairs and stays in the result; a failed generation moves
-the run to the next profile of its fallback chain when the profile's ``fallback_on`` lists its
-reason (and no text of it reached a stream's consumer), and is raised from :meth:`RunFlow.send`
-otherwise. An output still invalid after the profile's repairs moves on too when ``invalid_output``
-is listed. Moving on is a :class:`NextProfile` step: the driver prepares that profile's plan (as a
-run on it would be) and hands it back, and the next step generates it; every driver follows,
-because each step carries the plan it belongs to and drivers take the request, the boundary's
-context and the observer's details from the step.
-
-The one collaborator the flow asks itself is the cooldown table (a read, a note; never a wait): the
-target a profile called (provider, endpoint, model, key: ``limits.cooldown.target_key``), when it failed
-busy (``rate_limited``, ``overloaded``), is noted, and a later run skips a profile whose plan calls
-a target still cooling down, unless it is the last its chain can try. The run's clock is read at its end,
-and at each fallback when the request set ``timeout_s`` (the chain shares that one budget).
+the run to the next profile of its fallback chain when the chain says so, and is raised from
+:meth:`RunFlow.send` otherwise; an output still invalid after the profile's repairs may move it on
+too. Which profile comes next, cooldowns and the records of the profiles left are the
+:class:`~scriptorium.usecase.fallback.FallbackChain`'s, which the flow asks: moving on is a
+:class:`~scriptorium.usecase.fallback.NextProfile` step, and every driver follows, because each
+step carries the plan it belongs to and drivers take the request, the boundary's context and the
+observer's details from the step. The run's clock is read at its end.
 
 Shaped like h11's connection object: the caller asks for the next step and feeds the outcome back.
 """
@@ -37,17 +31,11 @@ from typing import Any, ClassVar, Literal
 
 from scriptorium.errors import LLMGenerateError, ScriptoriumError, ValidationError, translate
 from scriptorium.hashing import hash_text
-from scriptorium.limits.cooldown import BUSY_REASONS, Cooldowns, cooldown_for, target_key
+from scriptorium.limits.cooldown import Cooldowns
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.observe.observer import GenerationKind
-from scriptorium.usecase.model import (
-    AttemptRecord,
-    FallbackRecord,
-    OutputRecord,
-    PreparedRun,
-    RunRequest,
-    RunResult,
-)
+from scriptorium.usecase.fallback import Ended, FallbackChain, Move, NextProfile
+from scriptorium.usecase.model import AttemptRecord, OutputRecord, PreparedRun, RunResult
 from scriptorium.usecase.plan import Plan
 from scriptorium.usecase.repair import RepairContext, RepairResult
 from scriptorium.usecase.unicode import checked_verdict as unicode_checked
@@ -58,12 +46,10 @@ __all__ = [
     "Answer",
     "Answered",
     "Generate",
-    "NextProfile",
     "Outcome",
     "Repair",
     "RunFlow",
     "Step",
-    "cooldown_key",
     "judge",
     "may_repair",
 ]
@@ -90,7 +76,21 @@ _METADATA_KEYS = ("request_id", "strategy", "service_tier", "pricing")
 
 
 @dataclass(frozen=True, slots=True)
-class Generate:
+class _Call:
+    """A call of the run's current ``plan``; ``attempt`` is the generation's 1-based place in
+    ``RunResult.attempts``."""
+
+    plan: Plan
+    attempt: int
+
+    @property
+    def request(self) -> LLMRequest:
+        """The request sent (or, for a batch, answered)."""
+        return self.plan.request
+
+
+@dataclass(frozen=True, slots=True)
+class Generate(_Call):
     """Ask the client for a generation of ``plan.request``; ``attempt`` is the generation's
     1-based place in ``RunResult.attempts``."""
 
@@ -98,73 +98,30 @@ class Generate:
     #: What the LLM boundary says it was doing when a call fails.
     what: ClassVar[str] = "calling the model"
 
-    plan: Plan
-    attempt: int
-
-    @property
-    def request(self) -> LLMRequest:
-        """The request sent."""
-        return self.plan.request
-
 
 @dataclass(frozen=True, slots=True)
-class Answered:
+class Answered(_Call):
     """Read the first generation from ``answer(plan.request)``: a provider batch already made it."""
 
     kind: ClassVar[GenerationKind] = "batch"
     what: ClassVar[str] = "reading the batch result"
 
-    plan: Plan
-    attempt: int
     answer: Answer
-
-    @property
-    def request(self) -> LLMRequest:
-        """The request the batch answered."""
-        return self.plan.request
 
 
 @dataclass(frozen=True, slots=True)
-class Repair:
+class Repair(_Call):
     """Ask the repairer for another attempt at ``context.previous_output``."""
 
     kind: ClassVar[GenerationKind] = "repair"
     what: ClassVar[str] = "repairing the output"
 
-    plan: Plan
-    attempt: int
     context: RepairContext
 
     @property
     def request(self) -> LLMRequest:
         """The request whose output is repaired."""
         return self.context.request
-
-
-@dataclass(frozen=True, slots=True)
-class NextProfile:
-    """Prepare the run on ``profile``, the next profile of the fallback chain: the run left
-    ``left`` for ``reason`` (skipping ``skipped``, cooling down). Its outcome is the profile's
-    :class:`Plan`, or the error preparing it raised. Not a generation: nothing is observed."""
-
-    what: ClassVar[str] = "preparing the next profile of the fallback chain"
-
-    #: The run's current plan (the profile left, or the last one prepared): the boundary's
-    #: context and the log scope.
-    plan: Plan
-    #: The place the next generation will have in ``RunResult.attempts``.
-    attempt: int
-    #: The request the run was made from (the profile's plan is prepared from it).
-    origin: RunRequest
-    profile: str
-    left: str
-    reason: str
-    skipped: tuple[str, ...] = ()
-
-    @property
-    def request(self) -> LLMRequest:
-        """The request of the run's current plan."""
-        return self.plan.request
 
 
 Step = Generate | Answered | Repair | NextProfile
@@ -208,22 +165,15 @@ class RunFlow:
     """One run's machine, from its plan to its result. Not thread-safe; one per run.
 
     ``cooldowns``: the table of profiles cooling down (None: no cooldowns are kept or asked).
-    A run answered by a provider batch (``answer``) never falls back: the batch answered for the
-    first profile, and a row it failed is sent again when the batch is resumed."""
+    A run answered by a provider batch (``answer``) never falls back (see
+    :mod:`~scriptorium.usecase.fallback`)."""
 
     __slots__ = (
-        "_budget_s",
-        "_called",
         "_can_repair",
         "_chain",
         "_clock",
-        "_cooldowns",
-        "_error",
-        "_fallbacks",
         "_first_generation",
         "_generations",
-        "_left",
-        "_origin",
         "_plan",
         "_repairs",
         "_run_id",
@@ -251,25 +201,17 @@ class RunFlow:
         self._run_id = run_id
         self._started = started
         self._clock = clock
-        self._cooldowns = cooldowns
         self._generations: list[_Generation] = []
         self._verdict: ValidationResult | None = None
         self._repairs = 0
-        self._step: Step | None = Generate(plan, 1) if answer is None else Answered(plan, 1, answer)
-        # The fallback chain: the names still to try, the profiles left, the request the chain's
-        # plans are made from, and the budget they share (the request's own timeout_s).
-        self._origin = plan.origin
-        self._chain = list(plan.fallbacks) if answer is None and plan.origin is not None else []
-        self._fallbacks: list[FallbackRecord] = []
-        self._budget_s = plan.origin.overrides.timeout_s if self._chain and plan.origin else None
-        self._called = False  # whether the current plan was called (or skipped, not yet)
         self._first_generation = 0  # where the current profile's generations start
-        self._left = -1  # the record of the profile left last
-        self._error: LLMGenerateError | None = None  # the failure it was left for
-        if self._chain and cooldowns is not None:
-            wait = cooldowns.remaining(cooldown_key(plan))
-            if wait > 0:
-                self._leave(_cooling(plan.prepared.profile, wait, plan), None)
+        self._step: Step | None = Generate(plan, 1) if answer is None else Answered(plan, 1, answer)
+        self._chain = FallbackChain(
+            plan, enabled=answer is None, started=started, clock=clock, cooldowns=cooldowns
+        )
+        move = self._chain.opening(plan)
+        if move is not None:
+            self._go(move)
 
     @property
     def plan(self) -> Plan:
@@ -288,10 +230,10 @@ class RunFlow:
         if step is None:
             raise RuntimeError("the run is over: nothing was asked")
         if isinstance(step, NextProfile):
-            self._prepared(step, outcome)
+            self._go(self._chain.prepared(self._plan, step, outcome))
             return
         if not isinstance(step, Repair):
-            self._called = True
+            self._chain.called = True
         if isinstance(outcome, LLMGenerateError):
             self._failed(step, outcome)
         elif isinstance(step, Repair):
@@ -334,7 +276,7 @@ class RunFlow:
             finish_reason=last.response.finish_reason,
             model=last.response.model or prepared.target.model,
             metadata=_result_metadata(last.response, prepared),
-            fallbacks=tuple(self._fallbacks),
+            fallbacks=tuple(self._chain.records),
         )
 
     def _usage(self, attempts: tuple[AttemptRecord, ...], extra: int = 0) -> Usage:
@@ -343,17 +285,12 @@ class RunFlow:
         usage = Usage(llm_calls=extra)
         for attempt in attempts:
             usage = usage + attempt.usage
-        for left in self._fallbacks:
+        for left in self._chain.records:
             usage = usage + left.usage
         return usage
 
     def _failed(self, step: Step, error: LLMGenerateError) -> None:
-        plan = self._plan
-        # Busy now: later runs leave the profile alone for a while (a batch's answer was made
-        # earlier and says nothing about now).
-        busy = error.reason in BUSY_REASONS and not isinstance(step, Answered)
-        if busy and self._cooldowns is not None:
-            self._cooldowns.cool(cooldown_key(plan), cooldown_for(error.retry_after_s))
+        self._chain.cool(self._plan, error, now=not isinstance(step, Answered))
         if isinstance(step, Repair) and self._verdict is not None:
             # A failed repair call ends the repairs but keeps what was already generated and
             # paid for; the failure is reported as an issue, not raised.
@@ -366,22 +303,14 @@ class RunFlow:
             self._generations[-1] = self._generations[-1].with_failed_calls(error.attempts or 0)
             self._judged_last()
             return
-        if self._chain and error.reason in plan.fallback_on and not error.partial_text:
-            calls = error.attempts or 0
-            record = _left(plan, error.code, error.reason or "", error.message, calls)
-            record = record.model_copy(
-                update={"usage": Usage(llm_calls=calls), "retry_after_s": error.retry_after_s}
-            )
-            self._leave(record, error)
-            return
-        self._step = None
-        raise self._raised(error)
+        move = self._chain.failed(self._plan, error, len(self._generations) + 1)
+        self._go(Ended(error) if move is None else move)
 
     def _raised(self, error: LLMGenerateError) -> LLMGenerateError:
         """``error``, carrying the profiles left before it and the whole run's usage."""
-        if self._fallbacks:
+        if self._chain.records:
             attempts = tuple(g.record() for g in self._generations)
-            error.fallbacks = tuple(self._fallbacks)
+            error.fallbacks = tuple(self._chain.records)
             error.usage = self._usage(attempts, error.attempts or 0)
         return error
 
@@ -409,141 +338,29 @@ class RunFlow:
         invalid and the profile falls back on ``invalid_output``."""
         verdict = self._verdict
         plan = self._plan
-        if verdict is None or verdict.valid or not self._chain:
-            self._step = None
-            return
-        if "invalid_output" not in plan.fallback_on:
+        if verdict is None or verdict.valid or not self._chain.leaves_on(plan, "invalid_output"):
             self._step = None
             return
         mine = self._generations[self._first_generation :]
         calls = sum(g.record().usage.llm_calls for g in mine)
-        issues = verdict.issues
-        first = (
-            f"; first: {issues[0].path or '/'} fails {issues[0].keyword or 'parse'}"
-            if issues
-            else ""
-        )
-        message = (
-            f"the output stayed invalid after {len(mine) - 1} repair(s) "
-            f"({len(issues)} issue{'' if len(issues) == 1 else 's'}{first})"
-        )
-        self._leave(_left(plan, "output_invalid", "invalid_output", message[:300], calls), None)
+        attempt = len(self._generations) + 1
+        self._go(self._chain.invalid(plan, verdict, len(mine) - 1, calls, attempt))
 
-    def _leave(self, record: FallbackRecord, error: LLMGenerateError | None) -> None:
-        """Leave the current profile (``record`` says why) for the next of the chain."""
-        self._fallbacks.append(record)
-        self._left = len(self._fallbacks) - 1
-        self._error = error
-        self._advance(record.profile, record.reason)
-
-    def _advance(self, left: str, reason: str, skipped: tuple[str, ...] = ()) -> None:
-        """Ask for the next profile of the chain (whether its target cools down is known once
-        it is prepared, :meth:`_prepared`); the run ends when none is left."""
-        if self._chain:
-            name = self._chain.pop(0)
-            attempt = len(self._generations) + 1
-            origin = self._origin
-            assert origin is not None, "a chain is kept only for a plan that has its request"
-            self._step = NextProfile(self._plan, attempt, origin, name, left, reason, skipped)
-            return
-        self._end()
-
-    def _prepared(self, step: NextProfile, outcome: Outcome) -> None:
-        """The outcome of a :class:`NextProfile` step: its plan, generated next (with what is left
-        of the shared budget), or why it could not be prepared (recorded; the chain goes on)."""
-        if isinstance(outcome, ScriptoriumError):
-            reason = getattr(outcome, "reason", None)
-            record = FallbackRecord(
-                profile=step.profile,
-                code=outcome.code,
-                reason=reason if isinstance(reason, str) else outcome.code,
-                message=outcome.message,
-            )
-            self._fallbacks.append(record)
-            self._advance(step.profile, record.reason)
-            return
-        if not isinstance(outcome, Plan):
-            raise TypeError(f"preparing a profile gives a Plan, not {type(outcome).__name__}")
-        plan = outcome
-        if self._budget_s is not None:
-            spent = (self._clock() - self._started).total_seconds()
-            left = self._budget_s - spent
-            if left <= 0:
-                message = f"not tried: the run's timeout_s of {self._budget_s:g} s was used up"
-                self._fallbacks.append(_left(plan, "llm_generate", "timeout", message, 0))
-                self._chain.clear()
-                self._end()
-                return
-            plan = replace(plan, request=plan.request.model_copy(update={"budget_s": left}))
-        if self._chain and self._cooldowns is not None:
-            # A target still cooling down is skipped (recorded) unless it is the last to try.
-            wait = self._cooldowns.remaining(cooldown_key(plan))
-            if wait > 0:
-                self._fallbacks.append(_cooling(step.profile, wait, plan))
-                self._advance(step.left, step.reason, (*step.skipped, step.profile))
-                return
-        self._plan = plan
-        self._repairs = 0
-        self._called = False
-        self._first_generation = len(self._generations)
-        self._step = Generate(plan, len(self._generations) + 1)
-
-    def _end(self) -> None:
-        """No later profile can be tried: the run ends on the profile left last, which the
-        result (or the error raised) reports, so its own record goes. A run whose first profile
-        was skipped, cooling down, tries it after all."""
-        if self._left >= 0:
-            del self._fallbacks[self._left]
-            self._left = -1
-        if not self._called:
-            self._step = Generate(self._plan, len(self._generations) + 1)
-            return
-        self._step = None
-        if self._error is not None:
-            raise self._raised(self._error)
-
-
-def cooldown_key(plan: Plan) -> str:
-    """The cooldown key of the target ``plan`` calls (:func:`target_key`): its provider,
-    endpoint, platform and region, model, and the credentials it sends (its key, its route's
-    signing secrets)."""
-    target = plan.prepared.target
-    key = plan.request.api_key
-    return target_key(
-        target.provider,
-        target.endpoint,
-        (None if key is None else key.get_secret_value(), *plan.signing_secrets),
-        model=target.model,
-        platform=target.platform,
-        region=target.region,
-    )
-
-
-def _left(plan: Plan, code: str, reason: str, message: str, attempts: int) -> FallbackRecord:
-    """The record of leaving ``plan``'s profile."""
-    prepared = plan.prepared
-    return FallbackRecord(
-        profile=prepared.profile,
-        provider=prepared.target.provider,
-        model=prepared.target.model,
-        request_hash=prepared.request_hash,
-        code=code,
-        reason=reason,
-        message=message,
-        attempts=attempts,
-    )
-
-
-def _cooling(profile: str, wait: float, plan: Plan | None) -> FallbackRecord:
-    """The record of a profile skipped while it cools down (``plan``: when it was prepared)."""
-    message = f"skipped: cooling down for {wait:.1f} s more after the provider said it was busy"
-    wait = round(wait, 3)
-    if plan is None:
-        return FallbackRecord(
-            profile=profile, code="cooldown", reason="cooldown", message=message, retry_after_s=wait
-        )
-    record = _left(plan, "cooldown", "cooldown", message, 0)
-    return record.model_copy(update={"retry_after_s": wait})
+    def _go(self, move: Move) -> None:
+        """Follow the chain's ``move``: generate a plan (a profile just prepared, or the current
+        one after all), prepare the next profile, or end the run (raising the failure the last
+        profile was left for, carrying the profiles left and the whole run's usage)."""
+        if isinstance(move, NextProfile):
+            self._step = move
+        elif isinstance(move, Plan):
+            self._plan = move
+            self._repairs = 0
+            self._first_generation = len(self._generations)
+            self._step = Generate(move, len(self._generations) + 1)
+        else:
+            self._step = None
+            if move.error is not None:
+                raise self._raised(move.error)
 
 
 def _result_metadata(response: LLMResponse, prepared: PreparedRun) -> dict[str, Any]:

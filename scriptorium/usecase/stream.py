@@ -40,7 +40,8 @@ from scriptorium.usecase.events import (
     StreamEvent,
     TextDelta,
 )
-from scriptorium.usecase.flow import NextProfile, Outcome, Repair, RunFlow, Step
+from scriptorium.usecase.fallback import NextProfile
+from scriptorium.usecase.flow import Outcome, Repair, RunFlow, Step
 from scriptorium.usecase.model import RunResult
 from scriptorium.usecase.offload import judged
 from scriptorium.usecase.repair import RepairResult
@@ -100,6 +101,14 @@ class _AttemptEvents:
         parser = self.parser
         if parser is not None and parser.feed(text):
             yield PartialValue(value=parser.value, attempt=self.step.attempt)
+
+    def item(self, item: StreamItem | None) -> Iterator[StreamEvent] | None:
+        """The events of one item the call gave: a chunk's (:meth:`chunk`), or None when the
+        generation ended with it (:meth:`answered`; None: the items ran out)."""
+        if isinstance(item, str):
+            return self.chunk(item)
+        self.answered(item)
+        return None
 
     def answered(self, last: StreamItem | None) -> None:
         """The generation ended with ``last``, its response (the chunks joined when the client
@@ -206,10 +215,9 @@ def _generation(run: StreamedRun, step: Step, events: _AttemptEvents) -> Iterato
     try:
         with run.watch.scope(step):
             item = next(items, None)  # the opening and the retries, if any, happen in here
-        while isinstance(item, str):
-            yield from events.chunk(item)
+        while (chunk := events.item(item)) is not None:
+            yield from chunk
             item = next(items, None)
-        events.answered(item)
     except LLMGenerateError as err:
         events.failed(err)
     finally:
@@ -246,11 +254,10 @@ async def _ageneration(
     try:
         with run.watch.scope(step):
             item = await anext(items, None)  # the opening and the retries, if any, happen here
-        while isinstance(item, str):
-            for event in events.chunk(item):
+        while (chunk := events.item(item)) is not None:
+            for event in chunk:
                 yield event
             item = await anext(items, None)
-        events.answered(item)
     except LLMGenerateError as err:
         events.failed(err)
     finally:
@@ -259,7 +266,30 @@ async def _ageneration(
         yield event
 
 
-class RunStream:
+class _Reader:
+    """What :class:`RunStream` and :class:`AsyncRunStream` share: the run, and the failure its
+    events ended with (raised where it happens, and again by ``result()``)."""
+
+    def __init__(self, run: StreamedRun) -> None:
+        self._run = run
+        self._error: BaseException | None = None
+
+    def _keep(self, err: Exception) -> None:
+        """Keep ``err``, raised by the events, for ``result()``, unless it is their end."""
+        if not isinstance(err, StopIteration | StopAsyncIteration):
+            self._error = err
+
+    def _result(self) -> RunResult:
+        """The run's result, once the events were read to their end."""
+        if self._error is not None:
+            raise self._error
+        result = self._run.result
+        if result is None:
+            raise LLMGenerateError("the stream was closed before the run ended", reason="cancelled")
+        return result
+
+
+class RunStream(_Reader):
     """A streamed run: an iterator of events and a context manager (see ``Engine.stream``).
 
     Iterate it for :class:`TextDelta`, :class:`ReasoningDelta`, :class:`PartialValue`,
@@ -269,9 +299,8 @@ class RunStream:
     """
 
     def __init__(self, run: StreamedRun) -> None:
-        self._run = run
+        super().__init__(run)
         self._events = _events(run)
-        self._error: BaseException | None = None
 
     def __iter__(self) -> RunStream:
         return self
@@ -281,22 +310,15 @@ class RunStream:
             raise StopIteration
         try:
             return next(self._events)
-        except StopIteration:
-            raise
         except Exception as err:
-            self._error = err
+            self._keep(err)
             raise
 
     def result(self) -> RunResult:
         """The run's result, once the stream is read to its end (the rest is read now)."""
         for _ in self:
             pass
-        if self._error is not None:
-            raise self._error
-        result = self._run.result
-        if result is None:
-            raise LLMGenerateError("the stream was closed before the run ended", reason="cancelled")
-        return result
+        return self._result()
 
     def close(self) -> None:
         """Stop the generation (its connection is closed); :meth:`result` then fails."""
@@ -314,16 +336,15 @@ class RunStream:
         self.close()
 
 
-class AsyncRunStream:
+class AsyncRunStream(_Reader):
     """The async twin of :class:`RunStream`: ``async with`` / ``async for``, ``await result()``.
 
     ``await engine.astream(...)`` gives the same object, for code that prefers to await it.
     """
 
     def __init__(self, run: StreamedRun) -> None:
-        self._run = run
+        super().__init__(run)
         self._events = _aevents(run)
-        self._error: BaseException | None = None
 
     def __aiter__(self) -> AsyncRunStream:
         return self
@@ -333,22 +354,15 @@ class AsyncRunStream:
             raise StopAsyncIteration
         try:
             return await anext(self._events)
-        except StopAsyncIteration:
-            raise
         except Exception as err:
-            self._error = err
+            self._keep(err)
             raise
 
     async def result(self) -> RunResult:
         """The run's result, once the stream is read to its end (the rest is read now)."""
         async for _ in self:
             pass
-        if self._error is not None:
-            raise self._error
-        result = self._run.result
-        if result is None:
-            raise LLMGenerateError("the stream was closed before the run ended", reason="cancelled")
-        return result
+        return self._result()
 
     async def aclose(self) -> None:
         """Stop the generation (its connection is closed); :meth:`result` then fails."""

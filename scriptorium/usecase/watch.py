@@ -26,7 +26,8 @@ from scriptorium.llm.model import LLMResponse
 from scriptorium.llm.report import CallReport
 from scriptorium.observe import scope as run_scope
 from scriptorium.observe.observer import GenerationObservation, Observer, RunObservation
-from scriptorium.usecase.flow import NextProfile, Outcome, Step
+from scriptorium.usecase.fallback import NextProfile
+from scriptorium.usecase.flow import Outcome, Step
 from scriptorium.usecase.model import PreparedRun, RunRequest, RunResult
 from scriptorium.usecase.plan import Plan
 from scriptorium.usecase.repair import RepairResult

@@ -14,15 +14,8 @@ from scriptorium.limits.cooldown import DEFAULT_COOLDOWN_S, LocalCooldowns
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage
 from scriptorium.profile.model import DEFAULT_FALLBACK_ON
 from scriptorium.testing import FixedClock
-from scriptorium.usecase.flow import (
-    Answered,
-    Generate,
-    NextProfile,
-    Outcome,
-    Repair,
-    RunFlow,
-    cooldown_key,
-)
+from scriptorium.usecase.fallback import NextProfile, cooldown_key
+from scriptorium.usecase.flow import Answered, Generate, Outcome, Repair, RunFlow
 from scriptorium.usecase.model import Overrides, RunRequest, RunResult
 from scriptorium.usecase.plan import Plan, Planner
 from scriptorium.usecase.repair import RepairResult

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import TypeVar
+from typing import NotRequired, TypedDict, TypeVar, Unpack
 
 import scriptorium.llm.deadline as deadline
 import scriptorium.llm.report as scope
@@ -26,11 +26,25 @@ from scriptorium.llm.retry.http import Classify, as_failure
 from scriptorium.llm.retry.policy import SLEEP_SLICE_S, RetryHooks, RetryPolicy
 from scriptorium.redaction import redact
 
-__all__ = ["acall_with_retry", "call_with_retry"]
+__all__ = ["RetrySettings", "acall_with_retry", "call_with_retry"]
 
 T = TypeVar("T")
 # The name observers and log configurations know the retry records by.
 _log = logging.getLogger("scriptorium.llm.retry")
+
+
+class RetrySettings(TypedDict):
+    """The keyword arguments of :func:`call_with_retry` and :func:`acall_with_retry` (what a
+    provider call's ``retry_args`` gives)."""
+
+    policy: RetryPolicy
+    hooks: RetryHooks
+    provider: str
+    model: str
+    #: Scrubbed from every message.
+    secrets: NotRequired[Iterable[str | None]]
+    #: The origin a ``connection`` failure names.
+    endpoint: NotRequired[str | None]
 
 
 class _Loop:
@@ -43,7 +57,7 @@ class _Loop:
         hooks: RetryHooks,
         provider: str,
         model: str,
-        secrets: Iterable[str | None],
+        secrets: Iterable[str | None] = (),
         endpoint: str | None = None,
     ) -> None:
         self.classify = classify
@@ -57,6 +71,8 @@ class _Loop:
         self.attempts = 0
         self.last: Failure | None = None
         self.last_error: Exception | None = None
+        #: What follows the last failed attempt: a delay, or the error that ends the call.
+        self.pending: float | LLMGenerateError | None = None
 
     def elapsed(self) -> float:
         return max(0.0, self.hooks.clock() - self.start)
@@ -101,6 +117,28 @@ class _Loop:
             raise self.error(last, f"; budget of {self.policy.timeout_s:g}s used up")
         self.attempts += 1
         return left
+
+    def succeeded(self, value: T) -> tuple[T, int, float]:
+        """What the loop returns for an attempt that gave ``value``."""
+        return value, self.attempts, self.elapsed()
+
+    def failed(self, err: Exception) -> None:
+        """The attempt failed with ``err``: what comes next is decided now (:meth:`backoff`
+        follows it, outside the ``except`` block, so retries do not nest each failure into the
+        next's context)."""
+        self.pending = self.after_failure(err)
+
+    def backoff(self) -> Iterator[float]:
+        """The sleep slices before the next attempt; raises the final error when there is none."""
+        after, self.pending = self.pending, None
+        if isinstance(after, LLMGenerateError):
+            raise after
+        if after is not None:
+            yield from self.slices(after)
+
+    def out_of_time(self) -> deadline.DeadlineExceeded:
+        """The failure of an attempt the budget cut off while it waited (async)."""
+        return deadline.DeadlineExceeded(f"no answer within the {self.policy.timeout_s:g}s budget")
 
     def to_failure(self, err: Exception) -> Failure:
         failure = as_failure(err, self.classify)
@@ -192,53 +230,36 @@ class _Loop:
 def call_with_retry(
     attempt: Callable[[float], T],
     classify: Classify,
-    *,
-    policy: RetryPolicy,
-    hooks: RetryHooks,
-    provider: str,
-    model: str,
-    secrets: Iterable[str | None] = (),
-    endpoint: str | None = None,
+    **settings: Unpack[RetrySettings],
 ) -> tuple[T, int, float]:
     """Run ``attempt(timeout_left_s)`` (one HTTP request each) until it succeeds or the rules say
-    stop. Returns ``(value, attempts, elapsed_s)``.
+    stop. Returns ``(value, attempts, elapsed_s)``. ``settings`` are :class:`RetrySettings`.
 
     Raises ``LLMGenerateError`` from the last exception: the last failure's reason (also when the
     budget ends during a backoff), ``cancelled`` on ``stop_requested``. ``secrets`` are scrubbed
     from every message; a ``connection`` failure's names ``endpoint`` (an origin, as
     :func:`~scriptorium.profile.model.endpoint_origin` gives it).
     """
-    loop = _Loop(classify, policy, hooks, provider, model, secrets, endpoint)
+    loop = _Loop(classify, **settings)
     while True:
         timeout = loop.before_attempt()
         try:
             # The attempt's I/O ends when the budget does (the HTTP clients we build read it).
             with deadline.bounded(time.monotonic() + timeout):
-                value = attempt(timeout)
+                return loop.succeeded(attempt(timeout))
         except Exception as err:
-            delay = loop.after_failure(err)
-        else:
-            return value, loop.attempts, loop.elapsed()
-        if isinstance(delay, LLMGenerateError):
-            raise delay
-        # Outside the except block, so retries do not nest each failure into the next's context.
-        for step in loop.slices(delay):
-            hooks.sleep(step)
+            loop.failed(err)
+        for step in loop.backoff():
+            loop.hooks.sleep(step)
 
 
 async def acall_with_retry(
     attempt: Callable[[float], Awaitable[T]],
     classify: Classify,
-    *,
-    policy: RetryPolicy,
-    hooks: RetryHooks,
-    provider: str,
-    model: str,
-    secrets: Iterable[str | None] = (),
-    endpoint: str | None = None,
+    **settings: Unpack[RetrySettings],
 ) -> tuple[T, int, float]:
     """The async twin of :func:`call_with_retry` (sleeps through ``hooks.asleep``)."""
-    loop = _Loop(classify, policy, hooks, provider, model, secrets, endpoint)
+    loop = _Loop(classify, **settings)
     while True:
         timeout = loop.before_attempt()
         try:
@@ -247,19 +268,12 @@ async def acall_with_retry(
             cut = asyncio.timeout(timeout)
             try:
                 async with cut:
-                    value = await attempt(timeout)
+                    return loop.succeeded(await attempt(timeout))
             except TimeoutError as late:
                 if not cut.expired():
                     raise
-                raise deadline.DeadlineExceeded(
-                    f"no answer within the {policy.timeout_s:g}s budget"
-                ) from late
+                raise loop.out_of_time() from late
         except Exception as err:
-            delay = loop.after_failure(err)
-        else:
-            return value, loop.attempts, loop.elapsed()
-        if isinstance(delay, LLMGenerateError):
-            raise delay
-        # Outside the except block, so retries do not nest each failure into the next's context.
-        for step in loop.slices(delay):
-            await hooks.asleep(step)
+            loop.failed(err)
+        for step in loop.backoff():
+            await loop.hooks.asleep(step)
