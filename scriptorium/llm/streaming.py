@@ -420,7 +420,7 @@ def _broken(
 ) -> LLMGenerateError:
     # The adapters' machinery, loaded by the adapters that stream, never by the use case (which
     # imports this module for stream_of).
-    from scriptorium.llm.adapter import broken_stream
+    from scriptorium.llm.stream_failure import broken_stream
 
     return broken_stream(
         err,

@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
-from scriptorium.llm.adapter import SDKFactory
+from scriptorium.errors import InvalidRequestError
+from scriptorium.llm.adapter import SDKFactory, key_of
 from scriptorium.llm.anthropic.api import (
     BATCH_LIMITS,
     DEFAULT_BASE_URL,
@@ -30,7 +31,7 @@ from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = ["AnthropicBatches", "message_params"]
+__all__ = ["AnthropicBatches", "batches_for", "message_params"]
 
 # A listing of recent batches stops after this many pages (a busy workspace lists many).
 _MAX_PAGES = 10
@@ -63,6 +64,27 @@ def _remote(batch: Any) -> RemoteBatch:
         size=size,
         tag=None,
         status=str(batch.processing_status),
+    )
+
+
+def batches_for(
+    request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
+) -> AnthropicBatches:
+    """Message Batches for a run's request (the spec's ``batches``): on the Anthropic API only,
+    since a cloud platform's batch jobs read and write its own storage."""
+    platform = request.options.get("platform")
+    if platform is not None:
+        raise InvalidRequestError(
+            f"provider batches are not built for anthropic on {platform}: its batch jobs read "
+            "and write cloud storage (S3, Cloud Storage); run the rows without --provider-batch",
+            field="options.platform",
+        )
+    return AnthropicBatches(
+        key=key_of(request),
+        base_url=request.target.endpoint,
+        limits=limits,
+        hooks=hooks,
+        model=request.target.model,
     )
 
 

@@ -14,7 +14,7 @@ half-built SDK object, and the request id comes straight from the headers.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
@@ -36,9 +36,7 @@ from scriptorium.llm.anthropic.sdk import (
     http_response_class,
     post_messages,
 )
-from scriptorium.llm.anthropic.stream import astream as stream_async
-from scriptorium.llm.anthropic.stream import stream as stream_sync
-from scriptorium.llm.client import StreamItem
+from scriptorium.llm.anthropic.stream import Source
 from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
@@ -74,6 +72,9 @@ class AnthropicClient(SDKAdapter):
     """
 
     provider = PROVIDER
+    call_type = Call
+    classify = staticmethod(classify)
+    stream_source = Source
 
     def __init__(
         self,
@@ -81,6 +82,7 @@ class AnthropicClient(SDKAdapter):
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
         platform_factory: PlatformFactory | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         direct = sdk_factory or default_factory
         through = platform_factory or platform_client
@@ -91,24 +93,7 @@ class AnthropicClient(SDKAdapter):
                 return through(is_async, key, where)
             return direct(is_async, key, where)
 
-        super().__init__(hooks=hooks, sdk_factory=make)
-
-    def call(self, request: LLMRequest) -> Call:
-        """The Messages API call for ``request`` (checked, body built)."""
-        return Call(request)
-
-    def classify(self, err: BaseException) -> Failure:
-        """The adapter's one classifier (:func:`.sdk.classify`)."""
-        return classify(err)
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
-        only before the first chunk (see :mod:`scriptorium.llm.anthropic.stream`)."""
-        return stream_sync(self.clients, self.hooks, request)
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The async twin of :meth:`stream`."""
-        return stream_async(self.clients, self.hooks, request)
+        super().__init__(hooks=hooks, sdk_factory=make, options=options)
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send for ``request``, from the API's

@@ -187,8 +187,11 @@ def _field(problem: str) -> str:
     return found.group(1) if found else "platform"
 
 
-def media_limits(options: Mapping[str, Any]) -> MediaLimits:
-    """The media rules of the route ``options`` choose (Bedrock's smaller request body)."""
+def media_limits(
+    endpoint: str | None, options: Mapping[str, Any], profile: str | None = None
+) -> MediaLimits:
+    """The media rules of the route ``options`` choose (Bedrock's smaller request body),
+    whatever the endpoint (the spec's ``media``)."""
     return BEDROCK_MEDIA_LIMITS if options.get("platform") == BEDROCK else MEDIA_LIMITS
 
 

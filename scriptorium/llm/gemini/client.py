@@ -15,20 +15,16 @@ Request mapping, structured output, usage and reasoning: ``internal_docs/llm.md`
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-from pydantic import SecretStr
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
-from scriptorium.llm.client import StreamItem
 from scriptorium.llm.gemini.api import PROVIDER
 from scriptorium.llm.gemini.call import Call
 from scriptorium.llm.gemini.sdk import classify, default_factory
-from scriptorium.llm.gemini.stream import astream as stream_async
-from scriptorium.llm.gemini.stream import stream as stream_sync
-from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target, Uncounted
+from scriptorium.llm.gemini.stream import Source
+from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.tokens import counting_failure, uncounted
@@ -75,6 +71,9 @@ class GeminiClient(SDKAdapter):
     provider = PROVIDER
     # Thinking models spend output tokens before they answer: room for a word after a thought.
     verify_max_tokens = 16
+    call_type = Call
+    classify = staticmethod(classify)
+    stream_source = Source
 
     def __init__(
         self,
@@ -83,36 +82,7 @@ class GeminiClient(SDKAdapter):
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
     ) -> None:
-        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory)
-        self.options = dict(options or {})
-
-    def call(self, request: LLMRequest) -> Call:
-        """The ``generateContent`` call for ``request`` (checked, body built)."""
-        return Call(request)
-
-    def classify(self, err: BaseException) -> Failure:
-        """The adapter's one classifier (:func:`.sdk.classify`)."""
-        return classify(err)
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """One answer streamed: text chunks as they arrive, then the ``LLMResponse``; retried
-        only before the first chunk (see :mod:`scriptorium.llm.gemini.stream`)."""
-        return stream_sync(self.clients, self.hooks, request)
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The async twin of :meth:`stream`."""
-        return stream_async(self.clients, self.hooks, request)
-
-    def verify(
-        self,
-        target: Target,
-        api_key: SecretStr | str | None,
-        *,
-        options: Mapping[str, Any] | None = None,
-    ) -> LLMResponse:
-        """The shared minimal request, at the place ``options`` name (None: this client's
-        profile's)."""
-        return super().verify(target, api_key, options=self.options if options is None else options)
+        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory, options=options)
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send, from the API's ``countTokens``

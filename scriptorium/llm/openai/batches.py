@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
-from scriptorium.llm.adapter import SDKFactory
+from scriptorium.llm.adapter import SDKFactory, key_of
 from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
@@ -25,6 +25,7 @@ from scriptorium.llm.openai.azure import (
     RESPONSES_BATCH_ENDPOINT,
     Deployment,
     azure_client,
+    deployment_of,
 )
 from scriptorium.llm.openai.body import build_params, openai_strategy
 from scriptorium.llm.openai.call import azure_cost, read_completion
@@ -34,7 +35,7 @@ from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = ["ENDPOINT", "RESPONSES_ENDPOINT", "TAG_KEY", "OpenAIBatches"]
+__all__ = ["ENDPOINT", "RESPONSES_ENDPOINT", "TAG_KEY", "OpenAIBatches", "batches_for"]
 
 #: The endpoint each batch row is for (the batch API names it with its /v1): Chat Completions,
 #: or the Responses API for a request that travels on it (``options.api``).
@@ -67,6 +68,21 @@ def _lines(content: bytes) -> list[dict[str, Any]]:
             if isinstance(value, dict):
                 out.append(value)
     return out
+
+
+def batches_for(
+    request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
+) -> OpenAIBatches:
+    """The Batch API for a run's request (the spec's ``batches``): OpenAI's, a compatible
+    server's, or an Azure deployment's."""
+    return OpenAIBatches(
+        key=key_of(request),
+        base_url=request.target.endpoint,
+        limits=limits,
+        hooks=hooks,
+        model=request.target.model,
+        deployment=deployment_of(request),
+    )
 
 
 class OpenAIBatches(SDKBatches):
