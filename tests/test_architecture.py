@@ -486,7 +486,7 @@ def _lazy_references(tree: ast.AST) -> Iterator[tuple[ast.Call, str, str]]:
         if called != "lazy":
             continue
         args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
-        module, attribute = (args + [None, None])[:2]
+        module, attribute = [*args, None, None][:2]
         yield node, str(module), str(attribute)
 
 

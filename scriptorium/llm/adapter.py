@@ -69,6 +69,7 @@ StreamDrive = Callable[[Any, Any, RetryHooks, Classify], Iterator[StreamItem]]
 AsyncStreamDrive = Callable[[Any, Any, RetryHooks, Classify], AsyncIterator[StreamItem]]
 
 R = TypeVar("R")
+C = TypeVar("C", bound="SDKCall[Any]")
 
 #: The one user message of a verify request.
 VERIFY_PROMPT = "ping"
@@ -228,7 +229,7 @@ class CallSource(Generic[R]):
         return self.call.answer(result, attempts, elapsed_s)
 
 
-class SDKAdapter:
+class SDKAdapter(Generic[C]):
     """``Client``, ``AsyncClient``, ``StreamingClient`` and ``Verifier`` over one provider's SDK
     (see the module for what a provider declares).
 
@@ -244,7 +245,7 @@ class SDKAdapter:
     # The declared pieces below are class attributes (a class, or a function wrapped in
     # ``staticmethod``), annotated without ClassVar so that type checkers do not bind them.
     #: The call of a request, where one type serves every request (else :meth:`call`).
-    call_type: Callable[[LLMRequest], SDKCall[Any]]
+    call_type: Callable[[LLMRequest], C]
     #: The stream source of a call (read by :attr:`stream_drive`); None where the provider's
     #: stream driver reads the call itself.
     stream_source: Callable[[Any], Any] | None = None
@@ -253,28 +254,29 @@ class SDKAdapter:
     #: How it is read on an async SDK client; None: the sync stream runs in a worker thread
     #: (an SDK without async clients).
     stream_adrive: AsyncStreamDrive | None = staticmethod(adrive)
+    #: Builds its SDK clients when no ``sdk_factory`` is given (the real SDK, retries off).
+    default_factory: SDKFactory
 
     def __init__(
         self,
         *,
-        hooks: RetryHooks | None,
-        sdk_factory: SDKFactory,
+        hooks: RetryHooks | None = None,
+        sdk_factory: SDKFactory | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> None:
         #: The retry loop's hooks.
         self.hooks = hooks or RetryHooks()
         #: The SDK clients, one per endpoint and key (and event loop, for async).
-        self.clients = ClientCache(sdk_factory)
+        self.clients = ClientCache(sdk_factory or self.default_factory)
         #: The profile's options (empty for a client shared by every profile).
         self.options = dict(options or {})
 
     @classmethod
     def from_config(cls, config: ProviderConfig) -> Self:
         """The client a spec's ``client`` builds: the profile's options and retry hooks."""
-        # Every provider's client has a default SDK factory (the base class has none).
-        return cls(options=config.options, hooks=config.hooks)  # type: ignore[call-arg]
+        return cls(options=config.options, hooks=config.hooks)
 
-    def call(self, request: LLMRequest) -> SDKCall[Any]:
+    def call(self, request: LLMRequest) -> C:
         """The call for ``request`` (checked, body built): :attr:`call_type`'s."""
         return self.call_type(request)
 
@@ -301,7 +303,7 @@ class SDKAdapter:
         async for item in self.stream_adrive(self._source(call), client, self.hooks, self.classify):
             yield item
 
-    def _source(self, call: SDKCall[Any]) -> Any:
+    def _source(self, call: C) -> Any:
         return call if self.stream_source is None else self.stream_source(call)
 
     def generate(self, request: LLMRequest) -> LLMResponse:

@@ -19,7 +19,7 @@ from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
-from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, DEFAULT_BASE_URL, PROVIDER
+from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, PROVIDER
 from scriptorium.llm.anthropic.body import count_tokens_body
 from scriptorium.llm.anthropic.call import Call
 from scriptorium.llm.anthropic.platforms import (
@@ -29,13 +29,7 @@ from scriptorium.llm.anthropic.platforms import (
     post,
     sending,
 )
-from scriptorium.llm.anthropic.sdk import (
-    apost_messages,
-    classify,
-    default_factory,
-    http_response_class,
-    post_messages,
-)
+from scriptorium.llm.anthropic.sdk import classify, default_factory, http_response_class
 from scriptorium.llm.anthropic.stream import Source
 from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
@@ -43,14 +37,7 @@ from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
 from scriptorium.llm.tokens import counting_failure, uncounted
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "AnthropicClient",
-    "PlatformFactory",
-    "SDKFactory",
-    "apost_messages",
-    "post_messages",
-]
+__all__ = ["AnthropicClient", "PlatformFactory", "SDKFactory"]
 
 #: ``platform_factory(is_async, access_token, platform)`` -> the SDK client of a cloud route
 #: (default: ``AnthropicBedrock`` / ``AnthropicVertex``, retries off).
@@ -63,7 +50,7 @@ def _counting(err: BaseException) -> Failure:
     return counting_failure(classify(err))
 
 
-class AnthropicClient(SDKAdapter):
+class AnthropicClient(SDKAdapter[Call]):
     """``Client``, ``AsyncClient``, streaming, token counting and ``verify`` for the Anthropic
     Messages API.
 
@@ -74,6 +61,7 @@ class AnthropicClient(SDKAdapter):
     provider = PROVIDER
     call_type = Call
     classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
     stream_source = Source
 
     def __init__(
@@ -84,7 +72,7 @@ class AnthropicClient(SDKAdapter):
         platform_factory: PlatformFactory | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> None:
-        direct = sdk_factory or default_factory
+        direct = sdk_factory or self.default_factory
         through = platform_factory or platform_client
 
         def make(is_async: bool, key: str, where: Any) -> Any:

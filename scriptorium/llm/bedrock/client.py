@@ -14,21 +14,17 @@ Request mapping, structured output, usage, endings: :mod:`.body`, :mod:`.call`, 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from scriptorium.llm.adapter import SDKAdapter, SDKFactory
+from scriptorium.llm.adapter import SDKAdapter
 from scriptorium.llm.bedrock.api import PROVIDER
 from scriptorium.llm.bedrock.call import ConverseCall
 from scriptorium.llm.bedrock.sdk import classify, default_factory
 from scriptorium.llm.bedrock.stream import drive_converse
 from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.retry.policy import RetryHooks
 
 __all__ = ["BedrockClient"]
 
 
-class BedrockClient(SDKAdapter):
+class BedrockClient(SDKAdapter[ConverseCall]):
     """``Client``, ``AsyncClient``, streaming and ``verify`` for the ``bedrock`` provider (see
     the module). ``options`` are the profile's (``region``, ``aws_profile``); ``hooks`` drive
     the retry loop; ``sdk_factory(is_async, key, place)`` builds boto3 clients."""
@@ -36,19 +32,11 @@ class BedrockClient(SDKAdapter):
     provider = PROVIDER
     verify_max_tokens = 8
     classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
     # ``converse_stream`` is read by its own driver (botocore decodes the events), on the sync
     # client; boto3 has no async client, so an async stream runs it in a worker thread.
     stream_drive = staticmethod(drive_converse)
     stream_adrive = None
-
-    def __init__(
-        self,
-        *,
-        options: Mapping[str, Any] | None = None,
-        hooks: RetryHooks | None = None,
-        sdk_factory: SDKFactory | None = None,
-    ) -> None:
-        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory, options=options)
 
     def call(self, request: LLMRequest) -> ConverseCall:
         """The ``converse`` call for ``request`` (checked, arguments built), in the region its

@@ -15,18 +15,16 @@ Request mapping, structured output, usage and reasoning: ``internal_docs/llm.md`
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.adapter import SDKAdapter, SDKFactory
+from scriptorium.llm.adapter import SDKAdapter
 from scriptorium.llm.gemini.api import PROVIDER
 from scriptorium.llm.gemini.call import Call
 from scriptorium.llm.gemini.sdk import classify, default_factory
 from scriptorium.llm.gemini.stream import Source
 from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
-from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.tokens import counting_failure, uncounted
 
 __all__ = ["GeminiClient", "count_body"]
@@ -62,7 +60,7 @@ def _read_count(content: str | bytes) -> int:
     return total
 
 
-class GeminiClient(SDKAdapter):
+class GeminiClient(SDKAdapter[Call]):
     """``Client``, ``AsyncClient``, streaming, ``count_tokens`` and ``verify`` for the ``gemini``
     provider (see the module). ``options`` are the profile's (Vertex AI's place, for
     ``verify``); ``hooks`` drive the retry loop; ``sdk_factory(is_async, key, slot)`` builds SDK
@@ -73,16 +71,8 @@ class GeminiClient(SDKAdapter):
     verify_max_tokens = 16
     call_type = Call
     classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
     stream_source = Source
-
-    def __init__(
-        self,
-        *,
-        options: Mapping[str, Any] | None = None,
-        hooks: RetryHooks | None = None,
-        sdk_factory: SDKFactory | None = None,
-    ) -> None:
-        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory, options=options)
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send, from the API's ``countTokens``

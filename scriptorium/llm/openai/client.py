@@ -28,11 +28,10 @@ from typing import Any
 
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
 from scriptorium.llm.model import LLMRequest, Uncounted
-from scriptorium.llm.openai.api import DEFAULT_BASE_URL, PROVIDER
+from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.openai.apis import api_of
 from scriptorium.llm.openai.azure import Deployment, azure_client
-from scriptorium.llm.openai.body import build_params
-from scriptorium.llm.openai.call import Call, parse_completion
+from scriptorium.llm.openai.call import Call
 from scriptorium.llm.openai.counting import count_input_tokens
 from scriptorium.llm.openai.responses_call import ResponsesCall
 from scriptorium.llm.openai.responses_stream import ResponsesSource
@@ -40,21 +39,14 @@ from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.openai.stream import Source
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "AzureFactory",
-    "OpenAIClient",
-    "SDKFactory",
-    "build_params",
-    "parse_completion",
-]
+__all__ = ["AzureFactory", "OpenAIClient", "SDKFactory"]
 
 #: ``azure_factory(is_async, key_or_token, deployment)`` -> the SDK client of one Azure
 #: deployment (default: ``AzureOpenAI`` / ``AsyncAzureOpenAI``, retries off).
 AzureFactory = Callable[[bool, str, Deployment], Any]
 
 
-class OpenAIClient(SDKAdapter):
+class OpenAIClient(SDKAdapter[Call]):
     """``Client``, ``AsyncClient``, streaming and ``verify`` for the ``openai`` provider (see the
     module). ``hooks`` inject clock, sleep, jitter and supervision into the retry loop;
     ``sdk_factory`` builds SDK clients (default: the real SDK, retries off), ``azure_factory``
@@ -65,6 +57,7 @@ class OpenAIClient(SDKAdapter):
     # below 16 on some endpoints: the smallest verify that works for every model.
     verify_max_tokens = 16
     classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
 
     def __init__(
         self,
@@ -74,7 +67,7 @@ class OpenAIClient(SDKAdapter):
         azure_factory: AzureFactory | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> None:
-        direct = sdk_factory or default_factory
+        direct = sdk_factory or self.default_factory
         azure = azure_factory or azure_client
 
         def make(is_async: bool, key: str, where: Any) -> Any:
