@@ -33,9 +33,6 @@ from scriptorium.llm.retry.policy import RetryHooks
 
 __all__ = ["AnthropicBatches", "batches_for", "message_params"]
 
-# A listing of recent batches stops after this many pages (a busy workspace lists many).
-_MAX_PAGES = 10
-
 
 def message_params(request: LLMRequest) -> dict[str, Any]:
     """The Messages API body a run of ``request`` sends (model, max_tokens, system, messages,
@@ -133,20 +130,7 @@ class AnthropicBatches(SDKBatches):
 
     def recent(self, since: float) -> list[RemoteBatch]:
         batches = self._client().messages.batches
-        found: list[RemoteBatch] = []
-        after: str | None = None
-        for _ in range(_MAX_PAGES):
-            kwargs: dict[str, Any] = {"limit": 100}
-            if after is not None:
-                kwargs["after_id"] = after
-            page = self._calls.read(lambda t, kw=kwargs: batches.list(**kw, timeout=t))  # type: ignore[misc]
-            items = [_remote(b) for b in page.data]
-            found.extend(b for b in items if b.created_at >= since)
-            # Newest first: once a page reaches past ``since``, older pages cannot matter.
-            if not page.has_more or not items or items[-1].created_at < since:
-                break
-            after = items[-1].id
-        return found
+        return self.listed_since(since, batches.list, "after_id", _remote)
 
     def results(self, batch_id: str) -> list[RowResult]:
         batches = self._client().messages.batches

@@ -44,7 +44,6 @@ RESPONSES_ENDPOINT = "/v1/responses"
 #: The ``metadata`` key holding our chunk tag.
 TAG_KEY = "scriptorium_chunk"
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
-_MAX_PAGES = 10
 
 
 def _remote(batch: Any) -> RemoteBatch:
@@ -168,20 +167,7 @@ class OpenAIBatches(SDKBatches):
         return self._calls.read(lambda t: batches.retrieve(batch_id, timeout=t))
 
     def recent(self, since: float) -> list[RemoteBatch]:
-        batches = self._client().batches
-        found: list[RemoteBatch] = []
-        after: str | None = None
-        for _ in range(_MAX_PAGES):
-            kwargs: dict[str, Any] = {"limit": 100}
-            if after is not None:
-                kwargs["after"] = after
-            page = self._calls.read(lambda t, kw=kwargs: batches.list(**kw, timeout=t))  # type: ignore[misc]
-            items = [_remote(b) for b in page.data]
-            found.extend(b for b in items if b.created_at >= since)
-            if not page.has_more or not items or items[-1].created_at < since:
-                break
-            after = items[-1].id
-        return found
+        return self.listed_since(since, self._client().batches.list, "after", _remote)
 
     def _content(self, file_id: str) -> bytes:
         files = self._client().files
