@@ -18,6 +18,7 @@ from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
 __all__ = [
     "MAX_PAGES",
     "BatchCalls",
+    "Page",
     "SDKBatches",
     "batch_priced",
     "check_row",
