@@ -21,9 +21,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from scriptorium.artifact.media import PDF_TYPE, base_type
+from scriptorium.artifact.media import PDF_TYPE
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.media.wire import Encoder, MediaWire, b64_text, part_bytes
+from scriptorium.llm.media.wire import (
+    Encoder,
+    MediaWire,
+    b64_text,
+    content_blocks,
+    data_url,
+)
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.openai.api import IGNORED_SETTINGS, PROVIDER, is_openai_endpoint
 from scriptorium.llm.openai.azure import is_azure
@@ -34,7 +40,7 @@ from scriptorium.llm.openai.servers import server_of
 from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message, TextPart, content_text
+from scriptorium.prompt.model import MediaPart, Message, content_text
 
 __all__ = [
     "build_params",
@@ -206,18 +212,14 @@ def openai_content(
     content = message.content
     if isinstance(content, str):
         return content
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextPart):
-            parts.append({"type": "text", "text": part.text})
-            continue
-        media_type = base_type(part.media_type)
-        url = f"data:{media_type};base64,{encode(part, part_bytes(part, media, PROVIDER))}"
-        if media_type == PDF_TYPE:
-            parts.append({"type": "file", "file": {"filename": part.name, "file_data": url}})
-        else:
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-    return parts
+    return content_blocks(content, media, PROVIDER, encode, text_type="text", medium=_media_part)
+
+
+def _media_part(part: MediaPart, media_type: str, data: str) -> dict[str, Any]:
+    url = data_url(media_type, data)
+    if media_type == PDF_TYPE:
+        return {"type": "file", "file": {"filename": part.name, "file_data": url}}
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def openai_messages(request: LLMRequest, encode: Encoder = b64_text) -> list[dict[str, Any]]:

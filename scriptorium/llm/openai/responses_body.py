@@ -21,8 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium.artifact.media import PDF_TYPE, base_type
-from scriptorium.llm.media.wire import Encoder, MediaWire, b64_text, part_bytes
+from scriptorium.artifact.media import PDF_TYPE
+from scriptorium.llm.media.wire import (
+    Encoder,
+    MediaWire,
+    b64_text,
+    content_blocks,
+    data_url,
+)
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import IGNORED_SETTINGS, PROVIDER
 from scriptorium.llm.openai.body import (
@@ -37,7 +43,7 @@ from scriptorium.llm.openai.schema import strict_schema
 from scriptorium.llm.reasoning import ReasoningPlan
 from scriptorium.llm.registry import WireView
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message, TextPart
+from scriptorium.prompt.model import MediaPart, Message, TextPart
 
 __all__ = [
     "IGNORED_ON_RESPONSES",
@@ -87,18 +93,16 @@ def _content(message: Message, media: Any, encode: Encoder) -> str | list[dict[s
         return content
     if all(isinstance(part, TextPart) for part in content):
         return "".join(part.text for part in content if isinstance(part, TextPart))
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextPart):
-            parts.append({"type": "input_text", "text": part.text})
-            continue
-        media_type = base_type(part.media_type)
-        url = f"data:{media_type};base64,{encode(part, part_bytes(part, media, PROVIDER))}"
-        if media_type == PDF_TYPE:
-            parts.append({"type": "input_file", "filename": part.name, "file_data": url})
-        else:
-            parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
-    return parts
+    return content_blocks(
+        content, media, PROVIDER, encode, text_type="input_text", medium=_media_part
+    )
+
+
+def _media_part(part: MediaPart, media_type: str, data: str) -> dict[str, Any]:
+    url = data_url(media_type, data)
+    if media_type == PDF_TYPE:
+        return {"type": "input_file", "filename": part.name, "file_data": url}
+    return {"type": "input_image", "image_url": url, "detail": "auto"}
 
 
 def responses_input(request: LLMRequest, encode: Encoder = b64_text) -> list[dict[str, Any]]:
