@@ -177,10 +177,9 @@ def anthropic_content(
     message: Message, media: Mapping[str, bytes], encode: Encoder = b64_text
 ) -> str | list[dict[str, Any]]:
     """One message's ``content`` for the Messages API."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return content_blocks(content, media, PROVIDER, encode, text_type="text", medium=_media_block)
+    return content_blocks(
+        message.content, media, PROVIDER, encode, text_type="text", medium=_media_block
+    )
 
 
 def _media_block(part: MediaPart, media_type: str, data: str) -> dict[str, Any]:

@@ -74,19 +74,21 @@ MediaBlock = Callable[[MediaPart, str, str], dict[str, Any]]
 
 
 def content_blocks(
-    parts: Sequence[TextPart | MediaPart],
+    content: str | Sequence[TextPart | MediaPart],
     media: Mapping[str, bytes],
     provider: str,
     encode: Encoder,
     *,
     text_type: str,
     medium: MediaBlock,
-) -> list[dict[str, Any]]:
-    """A message's parts as a provider's content blocks, in order: each text part as
-    ``{"type": text_type, "text": ...}``, each media part as ``medium`` builds it from its
-    base64 text (``encode``d from the request's ``media``)."""
+) -> str | list[dict[str, Any]]:
+    """A message's content as a provider's content blocks, in order (plain text stays text):
+    each text part as ``{"type": text_type, "text": ...}``, each media part as ``medium`` builds
+    it from its base64 text (``encode``d from the request's ``media``)."""
+    if isinstance(content, str):
+        return content
     blocks: list[dict[str, Any]] = []
-    for part in parts:
+    for part in content:
         if isinstance(part, TextPart):
             blocks.append({"type": text_type, "text": part.text})
             continue

@@ -51,6 +51,7 @@ __all__ = [
     "openai_system",
     "output_format",
     "request_reasoning",
+    "sampling_params",
     "tool_name",
     "wire_view",
 ]
@@ -93,10 +94,7 @@ def build_params(
     settings: ExecutionSettings = request.settings
     params: dict[str, Any] = {"model": request.target.model}
     params[_max_tokens_field(request)] = settings.max_tokens
-    if settings.temperature is not None:
-        params["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        params["top_p"] = settings.top_p
+    params.update(sampling_params(settings))
     if settings.stop_sequences:
         params["stop"] = list(settings.stop_sequences)
     plan = request_reasoning(request)
@@ -139,6 +137,16 @@ def build_params(
     params["messages"] = messages
     params.update(cache_params(request))
     return params, strategy
+
+
+def sampling_params(settings: ExecutionSettings) -> dict[str, Any]:
+    """``temperature`` and ``top_p`` where they have a value, as both APIs take them."""
+    params: dict[str, Any] = {}
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    return params
 
 
 def output_format(request: LLMRequest, structured: StructuredOutput) -> dict[str, Any]:
@@ -209,10 +217,9 @@ def openai_content(
     message: Message, media: Mapping[str, bytes], encode: Encoder = b64_text
 ) -> str | list[dict[str, Any]]:
     """One message's ``content`` for Chat Completions."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return content_blocks(content, media, PROVIDER, encode, text_type="text", medium=_media_part)
+    return content_blocks(
+        message.content, media, PROVIDER, encode, text_type="text", medium=_media_part
+    )
 
 
 def _media_part(part: MediaPart, media_type: str, data: str) -> dict[str, Any]:

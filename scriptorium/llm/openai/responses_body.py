@@ -36,6 +36,7 @@ from scriptorium.llm.openai.body import (
     openai_system,
     output_format,
     request_reasoning,
+    sampling_params,
     tool_name,
 )
 from scriptorium.llm.openai.cache import cache_params
@@ -89,9 +90,7 @@ def responses_ignored(
 
 def _content(message: Message, media: Any, encode: Encoder) -> str | list[dict[str, Any]]:
     content = message.content
-    if isinstance(content, str):
-        return content
-    if all(isinstance(part, TextPart) for part in content):
+    if not isinstance(content, str) and all(isinstance(p, TextPart) for p in content):
         return "".join(part.text for part in content if isinstance(part, TextPart))
     return content_blocks(
         content, media, PROVIDER, encode, text_type="input_text", medium=_media_part
@@ -120,10 +119,7 @@ def build_responses_params(
     settings = request.settings
     params: dict[str, Any] = {"model": request.target.model, "store": False}
     params["max_output_tokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        params["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        params["top_p"] = settings.top_p
+    params.update(sampling_params(settings))
     plan = responses_reasoning(request)
     if plan is not None:
         params.update(plan.sent)
