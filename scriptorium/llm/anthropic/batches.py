@@ -14,7 +14,7 @@ from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.errors import InvalidRequestError
-from scriptorium.llm.adapter import SDKFactory, key_of
+from scriptorium.llm.adapter import SDKFactory
 from scriptorium.llm.anthropic.api import (
     BATCH_LIMITS,
     DEFAULT_BASE_URL,
@@ -25,7 +25,7 @@ from scriptorium.llm.anthropic.api import (
 from scriptorium.llm.anthropic.body import build_body
 from scriptorium.llm.anthropic.call import Call
 from scriptorium.llm.anthropic.sdk import classify, default_factory
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
+from scriptorium.llm.batches.calls import SDKBatches, batch_args, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.retry.http import classify_http
@@ -76,13 +76,7 @@ def batches_for(
             "and write cloud storage (S3, Cloud Storage); run the rows without --provider-batch",
             field="options.platform",
         )
-    return AnthropicBatches(
-        key=key_of(request),
-        base_url=request.target.endpoint,
-        limits=limits,
-        hooks=hooks,
-        model=request.target.model,
-    )
+    return AnthropicBatches(**batch_args(request, limits, hooks))
 
 
 class AnthropicBatches(SDKBatches):

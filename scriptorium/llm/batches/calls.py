@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.adapter import key_of
 from scriptorium.llm.batches.port import BatchLimits, RemoteBatch, RowResult
 from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, ModelPrice
 from scriptorium.llm.pricing import cost_micro
@@ -20,6 +21,7 @@ __all__ = [
     "BatchCalls",
     "Page",
     "SDKBatches",
+    "batch_args",
     "batch_priced",
     "check_row",
     "recent_batches",
@@ -184,6 +186,20 @@ def batch_priced(
             "metadata": metadata,
         }
     )
+
+
+def batch_args(
+    request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
+) -> dict[str, Any]:
+    """The arguments of a batch adapter for a run's ``request`` (its key, endpoint and model) at
+    ``limits`` and ``hooks``, as a spec's ``batches`` builds one."""
+    return {
+        "key": key_of(request),
+        "base_url": request.target.endpoint,
+        "limits": limits,
+        "hooks": hooks,
+        "model": request.target.model,
+    }
 
 
 def recent_batches(page: Page, since: float) -> list[RemoteBatch]:

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
-from scriptorium.llm.adapter import SDKFactory, key_of
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
+from scriptorium.llm.adapter import SDKFactory
+from scriptorium.llm.batches.calls import SDKBatches, batch_args, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.openai.api import BATCH_LIMITS, DEFAULT_BASE_URL, PRICES, PROVIDER
@@ -74,14 +74,7 @@ def batches_for(
 ) -> OpenAIBatches:
     """The Batch API for a run's request (the spec's ``batches``): OpenAI's, a compatible
     server's, or an Azure deployment's."""
-    return OpenAIBatches(
-        key=key_of(request),
-        base_url=request.target.endpoint,
-        limits=limits,
-        hooks=hooks,
-        model=request.target.model,
-        deployment=deployment_of(request),
-    )
+    return OpenAIBatches(**batch_args(request, limits, hooks), deployment=deployment_of(request))
 
 
 class OpenAIBatches(SDKBatches):
