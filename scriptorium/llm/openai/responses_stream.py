@@ -15,11 +15,9 @@ far: the shared loop's rule).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from scriptorium.llm.client import ReasoningChunk
-from scriptorium.llm.openai.call import Result
 from scriptorium.llm.openai.responses_call import ResponsesCall
 from scriptorium.llm.openai.stream import Source
 from scriptorium.llm.streaming import ErrorEvent, event_json
@@ -100,14 +98,6 @@ class ResponsesFold:
         return json.dumps(body).encode("utf-8")
 
 
-class _Raw:
-    __slots__ = ("content", "headers")
-
-    def __init__(self, content: bytes, headers: Any) -> None:
-        self.content = content
-        self.headers = headers
-
-
 class ResponsesSource(Source):
     """The Responses API part of one streamed request (the chat :class:`Source` with this
     API's request and events)."""
@@ -126,6 +116,3 @@ class ResponsesSource(Source):
 
     def fold(self) -> ResponsesFold:  # type: ignore[override]
         return ResponsesFold()
-
-    def folded(self, fold: Any, headers: Mapping[str, str]) -> Result:
-        return self.call.read(_Raw(fold.body(), headers))

@@ -204,7 +204,8 @@ class Source(CallSource[Result]):
     def events(self, headers: Mapping[str, str]) -> EventReader | None:
         return sse_events(headers)
 
-    def folded(self, fold: Fold, headers: Mapping[str, str]) -> Result:
+    def folded(self, fold: Any, headers: Mapping[str, str]) -> Result:
+        # Either API's fold (this module's or the Responses API's): the body it spelled out.
         return self.call.read(_Raw(fold.body(), headers))
 
     def read_body(self, content: bytes, headers: Mapping[str, str]) -> Result:
