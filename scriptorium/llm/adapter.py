@@ -48,6 +48,7 @@ __all__ = [
     "GATEWAY_COST_HEADERS",
     "GATEWAY_REQUEST_ID_HEADERS",
     "VERIFY_PROMPT",
+    "AsyncStreamDrive",
     "CallSource",
     "SDKAdapter",
     "SDKCall",
