@@ -7,7 +7,7 @@ itself."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +49,38 @@ class PlatformOptions:
                 f"knows ({', '.join(self.platforms)}){hint}"
             ]
         return None
+
+    def chosen_platform(
+        self,
+        options: Mapping[str, Any],
+        problems: Callable[[Mapping[str, Any]], list[str]],
+        profile: str | None = None,
+    ) -> str | None:
+        """The platform a profile with ``options`` takes (None: the provider's own API), its
+        options checked by the provider's ``problems``: ``InvalidRequestError`` naming the
+        first when there are any (:meth:`refused`)."""
+        if not self.chosen(options):
+            return None
+        found = problems(options)
+        if found:
+            raise self.refused(found, profile)
+        return str(options["platform"])
+
+    def request_platform(
+        self,
+        request: LLMRequest,
+        problems: Callable[[Mapping[str, Any]], list[str]],
+        credential: Callable[[LLMRequest], str | None],
+    ) -> str | None:
+        """:meth:`chosen_platform` for a request built by hand, its ``credential`` checked too: what
+        prepare would have refused is ``LLMGenerateError(reason="config")`` (:meth:`unusable`)."""
+        if not self.chosen(request.options):
+            return None
+        found = problems(request.options)
+        problem = found[0] if found else credential(request)
+        if problem is not None:
+            raise self.unusable(request, problem)
+        return str(request.options["platform"])
 
     @staticmethod
     def refused(problems: list[str], profile: str | None) -> InvalidRequestError:

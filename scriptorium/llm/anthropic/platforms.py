@@ -141,12 +141,10 @@ OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV, key_envs=(KEY_ENV,))
 def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
     """How a profile with ``options`` reaches Claude (the registry's :class:`Route`);
     ``InvalidRequestError`` naming the first problem when the options cannot be used."""
-    if not _CLOUD.chosen(options):
+    platform = _CLOUD.chosen_platform(options, option_problems, profile)
+    if platform is None:
         return OWN_API
-    problems = option_problems(options)
-    if problems:
-        raise _CLOUD.refused(problems, profile)
-    if options["platform"] == BEDROCK:
+    if platform == BEDROCK:
         return Route(
             platform=BEDROCK,
             region=_text(options, "region"),
@@ -212,14 +210,10 @@ def platform_of(request: LLMRequest) -> Platform | None:
     """The platform ``request`` goes through (None: Anthropic's own API). ``LLMGenerateError``
     (``reason="config"``) when its options or credentials cannot be used: a request built by
     hand gets what prepare would have said."""
-    options = request.options
-    if not _CLOUD.chosen(options):
+    name = _CLOUD.request_platform(request, option_problems, credential_problem)
+    if name is None:
         return None
-    problems = option_problems(options)
-    problem = problems[0] if problems else credential_problem(request)
-    if problem is not None:
-        raise _CLOUD.unusable(request, problem)
-    name = str(options["platform"])
+    options = request.options
     region = str(_text(options, "region"))
     endpoint = request.target.endpoint
     if name == BEDROCK:

@@ -110,11 +110,8 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> li
 def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
     """How a profile with ``options`` reaches OpenAI's models (the registry's :class:`Route`);
     ``InvalidRequestError`` naming the first problem when the options cannot be used."""
-    if not _CLOUD.chosen(options):
+    if _CLOUD.chosen_platform(options, option_problems, profile) is None:
         return OWN_API
-    problems = option_problems(options)
-    if problems:
-        raise _CLOUD.refused(problems, profile)
     token_env = options.get("azure_ad_token_env")
     return Route(
         platform=AZURE,
@@ -165,13 +162,9 @@ class Deployment:
 def deployment_of(request: LLMRequest) -> Deployment | None:
     """The Azure deployment ``request`` goes to (None: OpenAI's API or a compatible server);
     ``LLMGenerateError`` (``reason="config"``) when its options or target cannot be used."""
-    options = request.options
-    if not _CLOUD.chosen(options):
+    if _CLOUD.request_platform(request, option_problems, credential_problem) is None:
         return None
-    problems = option_problems(options)
-    problem = problems[0] if problems else credential_problem(request)
-    if problem is not None:
-        raise _CLOUD.unusable(request, problem)
+    options = request.options
     entra = bool(options.get("azure_ad_token_env")) and not request.target.api_key_env
     return Deployment(
         endpoint=str(request.target.endpoint).rstrip("/"),
