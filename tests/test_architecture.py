@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import scriptorium
-from scriptorium.llm.registry import BUILTIN, Registry
+from scriptorium.llm.registry import BUILTIN, Lazy, Registry
 
 PACKAGE = Path(scriptorium.__file__).parent
 
@@ -476,11 +476,32 @@ def _modules_under(root: Path) -> dict[str, Path]:
     return {_module_name(f, root.parent): f for f in sorted(root.rglob("*.py"))}
 
 
+def _lazy_references(tree: ast.AST) -> Iterator[tuple[ast.Call, str, str]]:
+    """Every ``lazy("module", "attribute")`` call (how a provider spec names the code behind its
+    callables, :func:`scriptorium.llm.registry.lazy`): the call, the module and the attribute.
+    Its arguments must be string literals, so that the reference can be read here."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if called != "lazy":
+            continue
+        args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
+        module, attribute = [*args, None, None][:2]
+        yield node, str(module), str(attribute)
+
+
 def _import_targets(name: str, path: Path) -> Iterator[str]:
     """Every dotted name an import in the module names: the modules, and for ``from`` imports
-    the module joined with each imported name (which may or may not be a module)."""
+    the module joined with each imported name (which may or may not be a module). A lazy
+    reference (``lazy("a.b", "c")``) is an import of ``a.b`` too: it runs ``a.b`` on first call,
+    so it ties the two modules as a function-level import would."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for _, module, attribute in _lazy_references(tree):
+        yield module
+        yield f"{module}.{attribute.split('.')[0]}"
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -644,6 +665,61 @@ def test_the_cycle_check_counts_a_from_import_as_importing_the_package(tmp_path:
         },
     )
     assert _cycles(graph) == [["pkg.sub", "pkg.sub.inner", "pkg.user"]]
+
+
+def test_the_cycle_check_counts_a_lazy_reference_as_an_import(tmp_path: Path) -> None:
+    """A spec's ``lazy("pkg.b", "f")`` imports ``pkg.b`` on first call: when ``pkg.b`` imports
+    the spec's module back, the pair is a cycle, though neither holds an import statement of
+    the other's direction."""
+    graph = _sample_package(
+        tmp_path,
+        {
+            "spec.py": 'from scriptorium.llm.registry import lazy\nSPEC = lazy("pkg.b", "f")\n',
+            "b.py": "from pkg.spec import SPEC\ndef f() -> None: ...\n",
+        },
+    )
+    assert _cycles(graph) == [["pkg.b", "pkg.spec"]]
+
+
+def _lazy_calls() -> list[tuple[str, int, str, str]]:
+    found = []
+    for name, path in _modules_under(PACKAGE).items():
+        for node, module, attribute in _lazy_references(ast.parse(path.read_text("utf-8"))):
+            found.append((name, node.lineno, module, attribute))
+    return found
+
+
+def test_every_lazy_reference_names_something_callable() -> None:
+    """Each ``lazy(...)`` in the package names, in string literals, a module that imports and an
+    attribute of it that is callable: a typo or a moved function fails here, not at a user's
+    first call. (Resolving imports the adapter code, never at spec import: see the light-import
+    tests.)"""
+    calls = _lazy_calls()
+    assert len(calls) >= len(PROVIDER_MODULES)  # every built-in provider declares some
+    bad = []
+    for name, line, module, attribute in calls:
+        where = f"{name}:{line} lazy({module!r}, {attribute!r})"
+        if module == "None" or attribute == "None":
+            bad.append(f"{where}: arguments must be string literals")
+            continue
+        try:
+            target = Lazy(module, attribute).resolve()
+        except Exception as err:
+            bad.append(f"{where}: {type(err).__name__}: {err}")
+            continue
+        assert callable(target), where
+    assert not bad, bad
+
+
+def test_every_builtin_spec_declares_its_lazy_callables_by_literal() -> None:
+    """The lazy callables of every built-in spec are among those the checks above read (declared
+    with string literals in the package), so the cycle check and the resolution check see them."""
+    read = {(module, attribute) for _, _, module, attribute in _lazy_calls()}
+    for name in BUILTIN:
+        spec = Registry(entry_points=False).get(name)
+        for value in vars(spec).values():
+            if isinstance(value, Lazy):
+                assert (value.module, value.attribute) in read, (name, value)
 
 
 # --- no private name imported from another module ------------------------------------------------

@@ -10,37 +10,50 @@ An adapter is two pieces:
   endpoint and key, and per event loop for async), and runs each call through the one retry loop
   with the provider's one classifier.
 
-:func:`verify_request` is the request every ``verify`` sends, whatever the provider;
-:func:`broken_stream` the error of every stream that fails after its first text.
+A provider's client *declares* its pieces and writes none of the entry points: its call
+(``call_type``, or :meth:`SDKAdapter.call` where the request picks one), its classifier
+(``classify``, a plain function), and its stream source (``stream_source``: the
+:class:`~scriptorium.llm.streaming.StreamSource` of a call, read by the shared
+:func:`~scriptorium.llm.streaming.drive` / ``adrive``). ``generate``, ``agenerate``, ``stream``,
+``astream``, ``verify`` and ``from_config`` (what a spec's ``client`` names) are written here once.
+A provider whose SDK streams some other way declares its own ``stream_drive`` (and
+``stream_adrive``, or None to run the sync stream in a worker thread).
+
+:func:`verify_request` is the request every ``verify`` sends, whatever the provider.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Hashable, Mapping
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from pydantic import SecretStr
 
-from scriptorium.errors import LLMGenerateError
 from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target
-from scriptorium.llm.retry.http import Classify, as_failure
+from scriptorium.llm.retry.http import Classify
 from scriptorium.llm.retry.loop import acall_with_retry, call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
 from scriptorium.llm.secrets import scrub_response
+from scriptorium.llm.streaming import StreamItem, adrive, drive
 from scriptorium.profile.model import ExecutionSettings, endpoint_origin
 from scriptorium.prompt.model import Message
-from scriptorium.redaction import redact
+
+if TYPE_CHECKING:
+    from scriptorium.llm.registry import ProviderConfig
 
 __all__ = [
     "GATEWAY_COST_HEADERS",
     "GATEWAY_REQUEST_ID_HEADERS",
     "VERIFY_PROMPT",
+    "AsyncStreamDrive",
+    "CallSource",
     "SDKAdapter",
     "SDKCall",
     "SDKFactory",
-    "broken_stream",
+    "StreamDrive",
     "forced_tool_finish",
     "key_of",
     "reply_metadata",
@@ -50,7 +63,14 @@ __all__ = [
 #: ``sdk_factory(is_async, api_key, base_url)`` -> an SDK client (retries off).
 SDKFactory = Callable[[bool, str, str], Any]
 
+#: ``drive(source, client, hooks, classify)``: how a provider's stream is read
+#: (:func:`scriptorium.llm.streaming.drive` unless it declares another).
+StreamDrive = Callable[[Any, Any, RetryHooks, Classify], Iterator[StreamItem]]
+#: The async twin of :data:`StreamDrive`.
+AsyncStreamDrive = Callable[[Any, Any, RetryHooks, Classify], AsyncIterator[StreamItem]]
+
 R = TypeVar("R")
+C = TypeVar("C", bound="SDKCall[Any]")
 
 #: The one user message of a verify request.
 VERIFY_PROMPT = "ping"
@@ -187,31 +207,105 @@ class SDKCall(Generic[R]):
         return scrub_response(self.response(result, attempts, elapsed_s), self.secrets)
 
 
-class SDKAdapter:
-    """``Client``, ``AsyncClient`` and ``Verifier`` over one provider's SDK (see the module).
+class CallSource(Generic[R]):
+    """The part of a :class:`~scriptorium.llm.streaming.StreamSource` every SDK call shares: the
+    provider, model, key and secrets of ``call``, its retry arguments and its answer. A
+    provider's source adds how to open, fold and read its stream."""
+
+    def __init__(self, call: SDKCall[R]) -> None:
+        self.call = call
+        self.provider = call.provider
+        self.model = call.model
+        self.key = call.key
+        #: Every secret the request carries (a route's signing credentials too), scrubbed from
+        #: the stream's errors.
+        self.secrets = call.secrets
+
+    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
+        """The call's retry arguments."""
+        return self.call.retry_args(hooks)
+
+    def response(self, result: R, attempts: int, elapsed_s: float) -> LLMResponse:
+        """The call's answer of a reading (secrets scrubbed)."""
+        return self.call.answer(result, attempts, elapsed_s)
+
+
+class SDKAdapter(Generic[C]):
+    """``Client``, ``AsyncClient``, ``StreamingClient`` and ``Verifier`` over one provider's SDK
+    (see the module for what a provider declares).
 
     ``hooks`` inject clock, sleep, jitter and supervision into the retry loop; ``sdk_factory``
-    builds SDK clients (default: the provider's real SDK with ``max_retries=0``).
+    builds SDK clients (default: the provider's real SDK with ``max_retries=0``); ``options``
+    are the profile's (the route ``verify`` takes when it is given none).
     """
 
     #: The provider's name (``ProviderSpec.name``).
     provider: ClassVar[str]
     #: The output tokens its verify asks for.
     verify_max_tokens: ClassVar[int] = 1
+    # The declared pieces below are class attributes (a class, or a function wrapped in
+    # ``staticmethod``), annotated without ClassVar so that type checkers do not bind them.
+    #: The call of a request, where one type serves every request (else :meth:`call`).
+    call_type: Callable[[LLMRequest], C]
+    #: The stream source of a call (read by :attr:`stream_drive`); None where the provider's
+    #: stream driver reads the call itself.
+    stream_source: Callable[[Any], Any] | None = None
+    #: How a stream source is read on a sync SDK client.
+    stream_drive: StreamDrive = staticmethod(drive)
+    #: How it is read on an async SDK client; None: the sync stream runs in a worker thread
+    #: (an SDK without async clients).
+    stream_adrive: AsyncStreamDrive | None = staticmethod(adrive)
+    #: Builds its SDK clients when no ``sdk_factory`` is given (the real SDK, retries off).
+    default_factory: SDKFactory
 
-    def __init__(self, *, hooks: RetryHooks | None, sdk_factory: SDKFactory) -> None:
+    def __init__(
+        self,
+        *,
+        hooks: RetryHooks | None = None,
+        sdk_factory: SDKFactory | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         #: The retry loop's hooks.
         self.hooks = hooks or RetryHooks()
         #: The SDK clients, one per endpoint and key (and event loop, for async).
-        self.clients = ClientCache(sdk_factory)
+        self.clients = ClientCache(sdk_factory or self.default_factory)
+        #: The profile's options (empty for a client shared by every profile).
+        self.options = dict(options or {})
 
-    def call(self, request: LLMRequest) -> SDKCall[Any]:
-        """The call for ``request`` (its checks and body)."""
+    @classmethod
+    def from_config(cls, config: ProviderConfig) -> Self:
+        """The client a spec's ``client`` builds: the profile's options and retry hooks."""
+        return cls(options=config.options, hooks=config.hooks)
+
+    def call(self, request: LLMRequest) -> C:
+        """The call for ``request`` (checked, body built): :attr:`call_type`'s."""
+        return self.call_type(request)
+
+    @staticmethod
+    def classify(err: BaseException) -> Failure:
+        """The provider's one classifier of what its SDK raises (declared by each provider)."""
         raise NotImplementedError
 
-    def classify(self, err: BaseException) -> Failure:
-        """The provider's one classifier."""
-        raise NotImplementedError
+    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
+        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
+        only before the first chunk (:mod:`scriptorium.llm.streaming`)."""
+        call = self.call(request)
+        client = self.clients.sync(call.slot, call.key)
+        yield from self.stream_drive(self._source(call), client, self.hooks, self.classify)
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
+        """The async twin of :meth:`stream`."""
+        if self.stream_adrive is None:
+            async for item in _in_thread(self.stream(request)):
+                yield item
+            return
+        call = self.call(request)
+        client = await self.clients.async_(call.slot, call.key)
+        async for item in self.stream_adrive(self._source(call), client, self.hooks, self.classify):
+            yield item
+
+    def _source(self, call: C) -> Any:
+        return call if self.stream_source is None else self.stream_source(call)
 
     def generate(self, request: LLMRequest) -> LLMResponse:
         """Send ``request`` through the retry loop; raises ``LLMGenerateError``."""
@@ -245,10 +339,13 @@ class SDKAdapter:
         options: Mapping[str, Any] | None = None,
     ) -> LLMResponse:
         """A minimal real request (:func:`verify_request`) proving the key, endpoint and model
-        (through the route the profile's ``options`` choose, such as a cloud platform); raises
-        ``LLMGenerateError`` saying which failed."""
+        (through the route ``options`` choose, such as a cloud platform or a region; None: this
+        client's profile's); raises ``LLMGenerateError`` saying which failed."""
         request = verify_request(
-            target, api_key, max_tokens=self.verify_max_tokens, options=options
+            target,
+            api_key,
+            max_tokens=self.verify_max_tokens,
+            options=self.options if options is None else options,
         )
         return self.generate(request)
 
@@ -274,34 +371,16 @@ class SDKAdapter:
         await self.aclose()
 
 
-def broken_stream(
-    err: BaseException,
-    partial: str,
-    *,
-    provider: str,
-    model: str,
-    key: str,
-    attempts: int,
-    classify: Classify,
-    secrets: tuple[str, ...] = (),
-) -> LLMGenerateError:
-    """The final error of a stream that failed after its first text (never retried): ``err``
-    classified as a retry would have classified it, with the text handed out so far as
-    ``partial_text`` and the key (and any other ``secrets`` the request carried, such as a
-    route's signing credentials) redacted from the message."""
-    failure = as_failure(err, classify)
-    message = redact(
-        f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began",
-        (key, *secrets),
-    )
-    return LLMGenerateError(
-        message,
-        reason=failure.reason,
-        retryable=failure.retryable,
-        http_status=failure.http_status,
-        retry_after_s=failure.retry_after_s,
-        attempts=attempts,
-        provider=provider,
-        model=model,
-        partial_text=partial,
-    )
+async def _in_thread(items: Iterator[StreamItem]) -> AsyncIterator[StreamItem]:
+    """``items`` read one step at a time in a worker thread (closed when the reading ends)."""
+    done = object()
+    try:
+        while True:
+            item = await asyncio.to_thread(next, items, done)
+            if item is done:
+                return
+            yield item  # type: ignore[misc]  # not the sentinel
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()

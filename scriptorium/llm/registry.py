@@ -11,6 +11,9 @@ importing this module loads no provider code (and no SDK). Third-party providers
 the entry-point group ``scriptorium.providers`` (an object that is a ``ProviderSpec`` or a
 zero-argument callable returning one) or ``Engine(providers=[...])``.
 
+A spec names the code behind its callables with :func:`lazy` (``lazy("pkg.body", "wire_view")``):
+the module is imported on the first call, so loading a spec loads no adapter code and no SDK.
+
 A plugin is found by its entry point's *name*, which is the provider's name: listing the installed
 plugins reads their metadata only, and a plugin's code is imported when a profile names its
 provider (or ``check`` asks for every plugin's problems). Each import runs apart, in a thread of
@@ -29,10 +32,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scriptorium._suggest import did_you_mean
-from scriptorium.errors import LLMGenerateError
+from scriptorium.errors import InvalidRequestError, LLMGenerateError
 
 if TYPE_CHECKING:
     from scriptorium.llm.batches.port import BatchLimits, BatchProvider
@@ -47,13 +50,16 @@ __all__ = [
     "BUILTIN",
     "ENTRY_POINT_GROUP",
     "PLUGIN_IMPORT_TIMEOUT_S",
+    "Lazy",
     "ProviderConfig",
     "ProviderSpec",
     "ReasoningRule",
     "Registry",
+    "RequestProblem",
     "Route",
     "WireView",
     "default_registry",
+    "lazy",
     "module_installed",
     "provider_needs_key",
 ]
@@ -64,6 +70,55 @@ log = logging.getLogger("scriptorium.llm")
 ENTRY_POINT_GROUP = "scriptorium.providers"
 #: How long a provider plugin's import (and its spec factory) may take before it is given up on.
 PLUGIN_IMPORT_TIMEOUT_S = 5.0
+
+
+class Lazy:
+    """A callable named by its module and attribute (a dotted path inside the module, such as
+    ``"GeminiClient.from_config"``), imported on its first call and kept. What a spec declares
+    its callables with, so that loading the spec loads none of the code behind them.
+
+    Being a string, the reference is invisible to an import statement: the architecture test
+    reads every ``lazy(...)`` call as an import of its module (for the cycle check) and proves
+    each one names something importable and callable."""
+
+    __slots__ = ("_target", "attribute", "module")
+
+    def __init__(self, module: str, attribute: str) -> None:
+        self.module = module
+        self.attribute = attribute
+        self._target: Callable[..., Any] | None = None
+
+    def resolve(self) -> Callable[..., Any]:
+        """The callable named (its module imported on the first call)."""
+        target = self._target
+        if target is None:
+            value: Any = importlib.import_module(self.module)
+            for part in self.attribute.split("."):
+                value = getattr(value, part)
+            if not callable(value):
+                raise TypeError(f"{self!r} names a {type(value).__name__}, not a callable")
+            target = self._target = value
+        return target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"lazy({self.module!r}, {self.attribute!r})"
+
+
+def lazy(module: str, attribute: str) -> Lazy:
+    """The callable ``module.attribute``, imported on its first call (see :class:`Lazy`)."""
+    return Lazy(module, attribute)
+
+
+class RequestProblem(NamedTuple):
+    """Why a request cannot be sent as it is (a credential its route refuses, an option it
+    cannot use): ``prepare`` raises ``InvalidRequestError(message, field=field)`` before any
+    call."""
+
+    field: str
+    message: str
 
 
 class WireView:
@@ -147,6 +202,7 @@ class ProviderConfig:
 
 
 #: ``(endpoint, options, profile name) -> MediaLimits | None`` (None: any media, the client decides).
+#: A spec whose rules are the same for every target gives its ``MediaLimits`` as they are.
 MediaRules = Callable[[str | None, Mapping[str, Any], str | None], "MediaLimits | None"]
 #: ``(request) -> WireView``: what the adapter sends that the request alone does not say.
 WireRule = Callable[["LLMRequest"], WireView]
@@ -182,8 +238,9 @@ class ProviderSpec:
     ignored_settings: tuple[str, ...] = ()
     #: What ``prepare`` shows as sent (None: the request as it is).
     wire: WireRule | None = None
-    #: Its media rules (None: any media; the client decides).
-    media: MediaRules | None = None
+    #: Its media rules, or the one ``MediaLimits`` of every target (None: any media; the client
+    #: decides).
+    media: MediaRules | MediaLimits | None = None
     #: Its batch API (None: it has none).
     batches: BatchFactory | None = None
     #: The most one batch of it may hold, when it has a batch API.
@@ -203,6 +260,10 @@ class ProviderSpec:
     #: for options it cannot use. None: always its own API, as ``needs_key`` and
     #: ``base_url_env`` say.
     route: Callable[[Mapping[str, Any], str | None], Route] | None = None
+    #: ``(request) -> RequestProblem``: what ``request`` cannot be sent with (a credential its
+    #: route refuses, an option it cannot use; None: nothing), asked before its wire view, so
+    #: ``prepare`` refuses it before any call.
+    request_problem: Callable[[LLMRequest], RequestProblem | None] | None = None
     #: ``(endpoint) -> message``: why a base URL cannot be this provider's (None: it can), such
     #: as an Anthropic endpoint ending in ``/v1`` (the SDK adds it). Checked wherever the
     #: endpoint came from: the profile, an override or the base-URL variable.
@@ -263,7 +324,11 @@ class ProviderSpec:
 
     def wire_view(self, request: LLMRequest) -> WireView:
         """What ``request`` looks like on this provider's wire, its reasoning plan included (the
-        reasoning settings it leaves out are among the ignored ones)."""
+        reasoning settings it leaves out are among the ignored ones). ``InvalidRequestError``
+        naming the field when the request cannot be sent (:attr:`request_problem`)."""
+        problem = None if self.request_problem is None else self.request_problem(request)
+        if problem is not None:
+            raise InvalidRequestError(problem.message, field=problem.field)
         if self.wire is not None:
             view = self.wire(request)
         else:
@@ -293,7 +358,8 @@ class ProviderSpec:
         self, endpoint: str | None, options: Mapping[str, Any], profile: str | None = None
     ) -> MediaLimits | None:
         """This provider's media rules for a target (None: any media)."""
-        return None if self.media is None else self.media(endpoint, options, profile)
+        media = self.media
+        return media(endpoint, options, profile) if callable(media) else media
 
     def check_endpoint(self, endpoint: str) -> str | None:
         """What is wrong with ``endpoint`` as this provider's base URL (None: nothing)."""

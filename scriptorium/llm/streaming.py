@@ -495,7 +495,7 @@ class _Rest:
         kept)."""
         # The adapters' machinery, loaded by the adapters that stream, never by the use case
         # (which imports this module for stream_of).
-        from scriptorium.llm.adapter import broken_stream
+        from scriptorium.llm.stream_failure import broken_stream
 
         source = self.source
         reading = self.opened.reading

@@ -15,7 +15,9 @@ import pytest
 
 import scriptorium
 from scriptorium import Engine
-from scriptorium.errors import LLMGenerateError
+from scriptorium.errors import InvalidRequestError, LLMGenerateError
+from scriptorium.llm.client import Client
+from scriptorium.llm.media.limits import MediaLimits
 from scriptorium.llm.model import LLMRequest, LLMResponse, Target, Usage
 from scriptorium.llm.registry import (
     BUILTIN,
@@ -23,7 +25,10 @@ from scriptorium.llm.registry import (
     ProviderConfig,
     ProviderSpec,
     Registry,
+    RequestProblem,
     Route,
+    WireView,
+    lazy,
 )
 from scriptorium.llm.router import Router
 from scriptorium.prompt.model import Message, content_text
@@ -304,3 +309,90 @@ def test_a_replay_recording_needs_the_key_of_the_provider_it_records_through() -
     assert registry.route_for(replay, recording).needs_key
     assert not registry.route_for(replay, {**recording, "mode": "replay"}).needs_key
     assert not registry.route_for(replay, {**recording, "record_provider": "fake"}).needs_key
+
+
+def test_a_built_in_spec_loads_no_adapter_code_until_a_declared_callable_is_called() -> None:
+    """A spec names its adapter's callables (``lazy``): loading it imports none of the client,
+    body, call, stream or SDK modules of its package, and the first call of one imports its
+    module only."""
+    code = textwrap.dedent(
+        """
+        import importlib, sys
+        from scriptorium.llm.registry import BUILTIN, Lazy, ProviderConfig
+        for name, reference in BUILTIN.items():
+            module, _, attribute = reference.partition(":")
+            if not module.endswith(".spec"):
+                continue
+            package = module.removesuffix(".spec")
+            spec = getattr(importlib.import_module(module), attribute)
+            for part in ("client", "body", "call", "stream", "sdk", "batches"):
+                assert f"{package}.{part}" not in sys.modules, (name, part)
+            assert isinstance(spec.client, Lazy), name
+            assert isinstance(spec.classify, Lazy), name
+            client = spec.client(ProviderConfig(provider=name))
+            assert type(client).__module__ == f"{package}.client", name
+        for sdk in ("anthropic", "openai", "google.genai", "boto3"):
+            assert sdk not in sys.modules, sdk
+        print("ok")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_lazy_reference_resolves_a_dotted_attribute_once() -> None:
+    """``lazy(module, "Class.attribute")`` reaches into a class; the target is kept after the
+    first call, and one that is not callable is refused by name."""
+    make = lazy("scriptorium.llm.registry", "WireView")
+    view = make("system", None, ())
+    assert isinstance(view, WireView)
+    assert view.system == "system"
+    assert make.resolve() is WireView
+    assert lazy("scriptorium.llm.registry", "Registry.get").resolve() is Registry.get
+    with pytest.raises(TypeError, match="ENTRY_POINT_GROUP"):
+        lazy("scriptorium.llm.registry", "ENTRY_POINT_GROUP").resolve()
+
+
+def _request(options: dict[str, object] | None = None) -> LLMRequest:
+    return LLMRequest(
+        target=Target(provider="toy", model="m"),
+        messages=(Message(role="user", content="hi"),),
+        options=dict(options or {}),
+    )
+
+
+def test_a_request_problem_is_refused_before_the_wire_view() -> None:
+    """``request_problem`` is asked first: its problem is ``InvalidRequestError`` naming its
+    field, and the wire view is never built; a request without one gets the view."""
+    built: list[LLMRequest] = []
+
+    def wire(request: LLMRequest) -> WireView:
+        built.append(request)
+        return WireView(request.system, None, ())
+
+    def problem(request: LLMRequest) -> RequestProblem | None:
+        if request.options.get("bad"):
+            return RequestProblem("options.bad", "options.bad cannot be sent")
+        return None
+
+    spec = ProviderSpec(name="toy", client=_no_client, wire=wire, request_problem=problem)
+    with pytest.raises(InvalidRequestError, match="cannot be sent") as caught:
+        spec.wire_view(_request({"bad": True}))
+    assert caught.value.field == "options.bad"
+    assert built == []
+    assert spec.wire_view(_request()).system is None
+    assert len(built) == 1
+
+
+def test_a_spec_gives_one_media_limits_for_every_target() -> None:
+    """``media`` may be the one ``MediaLimits`` of every target instead of a rule."""
+    limits = MediaLimits(provider="toy", kinds=frozenset({"image"}))
+    spec = ProviderSpec(name="toy", client=_no_client, media=limits)
+    assert spec.media_limits("http://127.0.0.1:9", {}) is limits
+    assert ProviderSpec(name="toy", client=_no_client).media_limits(None, {}) is None
+
+
+def _no_client(config: ProviderConfig) -> Client:
+    raise AssertionError("no client is built here")

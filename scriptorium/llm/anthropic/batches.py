@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
+from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.adapter import SDKFactory
 from scriptorium.llm.anthropic.api import (
     BATCH_LIMITS,
@@ -24,16 +25,13 @@ from scriptorium.llm.anthropic.api import (
 from scriptorium.llm.anthropic.body import build_body
 from scriptorium.llm.anthropic.call import Call
 from scriptorium.llm.anthropic.sdk import classify, default_factory
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
+from scriptorium.llm.batches.calls import SDKBatches, batch_args, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = ["AnthropicBatches", "message_params"]
-
-# A listing of recent batches stops after this many pages (a busy workspace lists many).
-_MAX_PAGES = 10
+__all__ = ["AnthropicBatches", "batches_for", "message_params"]
 
 
 def message_params(request: LLMRequest) -> dict[str, Any]:
@@ -64,6 +62,21 @@ def _remote(batch: Any) -> RemoteBatch:
         tag=None,
         status=str(batch.processing_status),
     )
+
+
+def batches_for(
+    request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
+) -> AnthropicBatches:
+    """Message Batches for a run's request (the spec's ``batches``): on the Anthropic API only,
+    since a cloud platform's batch jobs read and write its own storage."""
+    platform = request.options.get("platform")
+    if platform is not None:
+        raise InvalidRequestError(
+            f"provider batches are not built for anthropic on {platform}: its batch jobs read "
+            "and write cloud storage (S3, Cloud Storage); run the rows without --provider-batch",
+            field="options.platform",
+        )
+    return AnthropicBatches(**batch_args(request, limits, hooks))
 
 
 class AnthropicBatches(SDKBatches):
@@ -111,20 +124,7 @@ class AnthropicBatches(SDKBatches):
 
     def recent(self, since: float) -> list[RemoteBatch]:
         batches = self._client().messages.batches
-        found: list[RemoteBatch] = []
-        after: str | None = None
-        for _ in range(_MAX_PAGES):
-            kwargs: dict[str, Any] = {"limit": 100}
-            if after is not None:
-                kwargs["after_id"] = after
-            page = self._calls.read(lambda t, kw=kwargs: batches.list(**kw, timeout=t))  # type: ignore[misc]
-            items = [_remote(b) for b in page.data]
-            found.extend(b for b in items if b.created_at >= since)
-            # Newest first: once a page reaches past ``since``, older pages cannot matter.
-            if not page.has_more or not items or items[-1].created_at < since:
-                break
-            after = items[-1].id
-        return found
+        return self.listed_since(since, batches.list, "after_id", _remote)
 
     def results(self, batch_id: str) -> list[RowResult]:
         batches = self._client().messages.batches

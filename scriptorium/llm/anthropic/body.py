@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scriptorium.artifact.media import PDF_TYPE, base_type
+from scriptorium.artifact.media import PDF_TYPE
 from scriptorium.errors import InvalidRequestError
 from scriptorium.llm.anthropic.api import (
     COUNT_TOKENS_PATH,
@@ -43,14 +43,18 @@ from scriptorium.llm.anthropic.schema import (
     reduce_schema_cached,
     tool_name,
 )
-from scriptorium.llm.media.wire import Encoder, b64_text, part_bytes
+from scriptorium.llm.media.wire import (
+    Encoder,
+    b64_text,
+    content_blocks,
+)
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
 from scriptorium.llm.sdk_http import encode_body
 from scriptorium.llm.structured import prompt_instructions
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message, TextPart
+from scriptorium.prompt.model import MediaPart, Message
 
 __all__ = [
     "COUNT_TOKENS_PATH",
@@ -173,25 +177,16 @@ def anthropic_content(
     message: Message, media: Mapping[str, bytes], encode: Encoder = b64_text
 ) -> str | list[dict[str, Any]]:
     """One message's ``content`` for the Messages API."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    blocks: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextPart):
-            blocks.append({"type": "text", "text": part.text})
-            continue
-        media_type = base_type(part.media_type)
-        source = {
-            "type": "base64",
-            "media_type": media_type,
-            "data": encode(part, part_bytes(part, media, PROVIDER)),
-        }
-        if media_type == PDF_TYPE:
-            blocks.append({"type": "document", "source": source, "title": part.name})
-        else:
-            blocks.append({"type": "image", "source": source})
-    return blocks
+    return content_blocks(
+        message.content, media, PROVIDER, encode, text_type="text", medium=_media_block
+    )
+
+
+def _media_block(part: MediaPart, media_type: str, data: str) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": media_type, "data": data}
+    if media_type == PDF_TYPE:
+        return {"type": "document", "source": source, "title": part.name}
+    return {"type": "image", "source": source}
 
 
 def anthropic_messages(request: LLMRequest, encode: Encoder = b64_text) -> list[dict[str, Any]]:

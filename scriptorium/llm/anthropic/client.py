@@ -14,12 +14,12 @@ half-built SDK object, and the request id comes straight from the headers.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
-from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, DEFAULT_BASE_URL, PROVIDER
+from scriptorium.llm.anthropic.api import COUNT_TOKENS_PATH, PROVIDER
 from scriptorium.llm.anthropic.body import count_tokens_body
 from scriptorium.llm.anthropic.call import Call
 from scriptorium.llm.anthropic.platforms import (
@@ -29,30 +29,15 @@ from scriptorium.llm.anthropic.platforms import (
     post,
     sending,
 )
-from scriptorium.llm.anthropic.sdk import (
-    apost_messages,
-    classify,
-    default_factory,
-    http_response_class,
-    post_messages,
-)
-from scriptorium.llm.anthropic.stream import astream as stream_async
-from scriptorium.llm.anthropic.stream import stream as stream_sync
-from scriptorium.llm.client import StreamItem
+from scriptorium.llm.anthropic.sdk import classify, default_factory, http_response_class
+from scriptorium.llm.anthropic.stream import Source
 from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
 from scriptorium.llm.tokens import counting_failure, uncounted
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "AnthropicClient",
-    "PlatformFactory",
-    "SDKFactory",
-    "apost_messages",
-    "post_messages",
-]
+__all__ = ["AnthropicClient", "PlatformFactory", "SDKFactory"]
 
 #: ``platform_factory(is_async, access_token, platform)`` -> the SDK client of a cloud route
 #: (default: ``AnthropicBedrock`` / ``AnthropicVertex``, retries off).
@@ -65,7 +50,7 @@ def _counting(err: BaseException) -> Failure:
     return counting_failure(classify(err))
 
 
-class AnthropicClient(SDKAdapter):
+class AnthropicClient(SDKAdapter[Call]):
     """``Client``, ``AsyncClient``, streaming, token counting and ``verify`` for the Anthropic
     Messages API.
 
@@ -74,6 +59,10 @@ class AnthropicClient(SDKAdapter):
     """
 
     provider = PROVIDER
+    call_type = Call
+    classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
+    stream_source = Source
 
     def __init__(
         self,
@@ -81,8 +70,9 @@ class AnthropicClient(SDKAdapter):
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
         platform_factory: PlatformFactory | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
-        direct = sdk_factory or default_factory
+        direct = sdk_factory or self.default_factory
         through = platform_factory or platform_client
 
         def make(is_async: bool, key: str, where: Any) -> Any:
@@ -91,24 +81,7 @@ class AnthropicClient(SDKAdapter):
                 return through(is_async, key, where)
             return direct(is_async, key, where)
 
-        super().__init__(hooks=hooks, sdk_factory=make)
-
-    def call(self, request: LLMRequest) -> Call:
-        """The Messages API call for ``request`` (checked, body built)."""
-        return Call(request)
-
-    def classify(self, err: BaseException) -> Failure:
-        """The adapter's one classifier (:func:`.sdk.classify`)."""
-        return classify(err)
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """``request`` streamed: text chunks as they arrive, then the ``LLMResponse``; retried
-        only before the first chunk (see :mod:`scriptorium.llm.anthropic.stream`)."""
-        return stream_sync(self.clients, self.hooks, request)
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The async twin of :meth:`stream`."""
-        return stream_async(self.clients, self.hooks, request)
+        super().__init__(hooks=hooks, sdk_factory=make, options=options)
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send for ``request``, from the API's

@@ -34,11 +34,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scriptorium._suggest import did_you_mean
-from scriptorium.errors import InvalidRequestError, LLMGenerateError
+from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import key_of
 from scriptorium.llm.anthropic.api import BASE_URL_ENV, KEY_ENV, MEDIA_LIMITS, PROVIDER
 from scriptorium.llm.aws import AWS_SECRET_ENV
+from scriptorium.llm.cloud import PlatformOptions
 from scriptorium.llm.media.limits import MB, MediaLimits
 from scriptorium.llm.media.wire import MediaWire
 from scriptorium.llm.model import LLMRequest
@@ -77,6 +77,7 @@ BEDROCK_BASE_URL_ENV = "ANTHROPIC_BEDROCK_BASE_URL"
 _REQUIRED = {BEDROCK: ("region",), VERTEX: ("project", "region")}
 _OPTIONAL = {BEDROCK: ("aws_profile", "base_model"), VERTEX: ("access_token_env", "base_model")}
 _PLATFORM_ONLY = ("region", "project", "aws_profile", "access_token_env")
+_CLOUD = PlatformOptions(provider=PROVIDER, platforms=PLATFORMS, only=_PLATFORM_ONLY)
 
 _REGION = re.compile(r"^[a-z][a-z0-9-]{1,39}$")
 # Google project ids (and the older domain-scoped ``example.com:project``): no path characters.
@@ -103,16 +104,10 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> li
     """What is wrong with a profile's ``options`` as the anthropic provider reads them: an unknown
     platform, a required option missing, a value of the wrong form, a platform option without a
     platform (for ``check``, and refused at prepare)."""
-    platform = options.get("platform")
-    if platform is None:
-        stray = [name for name in _PLATFORM_ONLY if name in options]
-        return [f"options.{name} is used only with options.platform" for name in stray]
-    if platform not in PLATFORMS:
-        hint = did_you_mean(str(platform), PLATFORMS)
-        return [
-            f"options.platform {str(platform)[:40]!r} is not one the anthropic provider "
-            f"knows ({', '.join(PLATFORMS)}){hint}"
-        ]
+    chosen = _CLOUD.choice_problems(options)
+    if chosen is not None:
+        return chosen
+    platform = options["platform"]
     problems: list[str] = []
     for name in _REQUIRED[platform]:
         if _text(options, name) is None:
@@ -146,14 +141,9 @@ OWN_API = Route(needs_key=True, base_url_env=BASE_URL_ENV, key_envs=(KEY_ENV,))
 def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
     """How a profile with ``options`` reaches Claude (the registry's :class:`Route`);
     ``InvalidRequestError`` naming the first problem when the options cannot be used."""
-    platform = options.get("platform")
-    if platform is None and not any(name in options for name in _PLATFORM_ONLY):
+    platform = _CLOUD.chosen_platform(options, option_problems, profile)
+    if platform is None:
         return OWN_API
-    problems = option_problems(options)
-    if problems:
-        raise InvalidRequestError(
-            "; ".join(problems), profile=profile, field=f"options.{_field(problems[0])}"
-        )
     if platform == BEDROCK:
         return Route(
             platform=BEDROCK,
@@ -182,13 +172,11 @@ _BEDROCK_SIGNS = (
 )
 
 
-def _field(problem: str) -> str:
-    found = re.match(r"options\.(\w+)", problem)
-    return found.group(1) if found else "platform"
-
-
-def media_limits(options: Mapping[str, Any]) -> MediaLimits:
-    """The media rules of the route ``options`` choose (Bedrock's smaller request body)."""
+def media_limits(
+    endpoint: str | None, options: Mapping[str, Any], profile: str | None = None
+) -> MediaLimits:
+    """The media rules of the route ``options`` choose (Bedrock's smaller request body),
+    whatever the endpoint (the spec's ``media``)."""
     return BEDROCK_MEDIA_LIMITS if options.get("platform") == BEDROCK else MEDIA_LIMITS
 
 
@@ -222,16 +210,10 @@ def platform_of(request: LLMRequest) -> Platform | None:
     """The platform ``request`` goes through (None: Anthropic's own API). ``LLMGenerateError``
     (``reason="config"``) when its options or credentials cannot be used: a request built by
     hand gets what prepare would have said."""
-    options = request.options
-    if options.get("platform") is None and not any(n in options for n in _PLATFORM_ONLY):
+    name = _CLOUD.request_platform(request, option_problems, credential_problem)
+    if name is None:
         return None
-    problems = option_problems(options)
-    problem = problems[0] if problems else credential_problem(request)
-    if problem is not None:
-        raise LLMGenerateError(
-            f"anthropic: {problem}", reason="config", provider=PROVIDER, model=request.target.model
-        )
-    name = str(options["platform"])
+    options = request.options
     region = str(_text(options, "region"))
     endpoint = request.target.endpoint
     if name == BEDROCK:

@@ -1,15 +1,12 @@
-"""The Anthropic provider's registry entry: everything scriptorium knows about it, wired from this
-package. Loading it loads no SDK and no adapter code; each function below imports what it needs on
-first use."""
+"""The Anthropic provider's registry entry: everything scriptorium knows about it, declared from
+this package. Loading it loads no SDK and no adapter code: the callables behind the adapter are
+named with :func:`~scriptorium.llm.registry.lazy` and imported on first use."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from scriptorium.errors import InvalidRequestError
-from scriptorium.llm.adapter import key_of
 from scriptorium.llm.anthropic.api import (
     BASE_URL_ENV,
     BATCH_LIMITS,
@@ -25,72 +22,18 @@ from scriptorium.llm.anthropic.platforms import (
     route,
 )
 from scriptorium.llm.anthropic.reasoning import reasoning_plan
-from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
+from scriptorium.llm.registry import ProviderSpec, RequestProblem, lazy
 
 if TYPE_CHECKING:
-    from scriptorium.llm.batches.port import BatchLimits, BatchProvider
-    from scriptorium.llm.client import Client
-    from scriptorium.llm.media.limits import MediaLimits
-    from scriptorium.llm.model import Failure, LLMRequest
-    from scriptorium.llm.retry.policy import RetryHooks
+    from scriptorium.llm.model import LLMRequest
 
 __all__ = ["SPEC"]
 
 
-def _client(config: ProviderConfig) -> Client:
-    from scriptorium.llm.anthropic.client import AnthropicClient
-
-    return AnthropicClient(hooks=config.hooks)
-
-
-def _wire(request: LLMRequest) -> WireView:
-    from scriptorium.llm.anthropic.body import wire_view
-
-    return wire_view(request)
-
-
-def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
-    return media_limits(options)
-
-
-def _wire_checked(request: LLMRequest) -> WireView:
-    # At prepare: the credential a cloud platform cannot take is refused before any call.
+def _request_problem(request: LLMRequest) -> RequestProblem | None:
+    # The credential a cloud platform cannot take is refused at prepare, before any call.
     problem = credential_problem(request)
-    if problem is not None:
-        raise InvalidRequestError(problem, field="api_key_env")
-    return _wire(request)
-
-
-def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
-    from scriptorium.llm.anthropic.batches import AnthropicBatches
-
-    platform = request.options.get("platform")
-    if platform is not None:
-        raise InvalidRequestError(
-            f"provider batches are not built for anthropic on {platform}: its batch jobs read "
-            "and write cloud storage (S3, Cloud Storage); run the rows without --provider-batch",
-            field="options.platform",
-        )
-
-    return AnthropicBatches(
-        key=key_of(request),
-        base_url=request.target.endpoint,
-        limits=limits,
-        hooks=hooks,
-        model=request.target.model,
-    )
-
-
-def _cache_minimum(model: str) -> int | None:
-    from scriptorium.llm.anthropic.cache import minimum_cacheable_tokens
-
-    return minimum_cacheable_tokens(model)
-
-
-def _classify(err: BaseException) -> Failure:
-    from scriptorium.llm.anthropic.sdk import classify
-
-    return classify(err)
+    return None if problem is None else RequestProblem("api_key_env", problem)
 
 
 def _endpoint_problem(endpoint: str) -> str | None:
@@ -107,7 +50,7 @@ def _endpoint_problem(endpoint: str) -> str | None:
 
 SPEC = ProviderSpec(
     name=PROVIDER,
-    client=_client,
+    client=lazy("scriptorium.llm.anthropic.client", "AnthropicClient.from_config"),
     per_profile=False,
     needs_key=True,
     key_env=KEY_ENV,
@@ -115,13 +58,14 @@ SPEC = ProviderSpec(
     extra="anthropic",
     sdk_module="anthropic",
     ignored_settings=IGNORED_SETTINGS,
-    wire=_wire_checked,
-    media=_media,
-    batches=_batches,
+    request_problem=_request_problem,
+    wire=lazy("scriptorium.llm.anthropic.body", "wire_view"),
+    media=media_limits,
+    batches=lazy("scriptorium.llm.anthropic.batches", "batches_for"),
     batch_limits=BATCH_LIMITS,
     prices=PRICES,
-    cache_minimum=_cache_minimum,
-    classify=_classify,
+    cache_minimum=lazy("scriptorium.llm.anthropic.cache", "minimum_cacheable_tokens"),
+    classify=lazy("scriptorium.llm.anthropic.sdk", "classify"),
     reasoning=reasoning_plan,
     endpoint_problem=_endpoint_problem,
     route=route,

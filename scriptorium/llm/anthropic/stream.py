@@ -21,31 +21,26 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.adapter import CallSource
 from scriptorium.llm.anthropic.api import MESSAGES_PATH, PROVIDER
 from scriptorium.llm.anthropic.call import USAGE_FIELDS, Call, Result, reply_info
 from scriptorium.llm.anthropic.eventstream import EVENT_STREAM_TYPE, BedrockEvents
 from scriptorium.llm.anthropic.platforms import BEDROCK, post, sending, stream_args
-from scriptorium.llm.anthropic.sdk import aopen_messages_stream, classify, open_messages_stream, sdk
+from scriptorium.llm.anthropic.sdk import aopen_messages_stream, open_messages_stream, sdk
 from scriptorium.llm.client import ReasoningChunk
-from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.sdk_http import encode_body
 from scriptorium.llm.streaming import (
     ErrorEvent,
     EventReader,
-    StreamItem,
-    adrive,
-    drive,
     event_json,
     sse_events,
 )
 
-__all__ = ["Fold", "Source", "Unwrap", "astream", "stream"]
+__all__ = ["Fold", "Source", "Unwrap"]
 
 
 # How a wrapped tool input begins: ``{"value":`` (a non-object root schema travels under "value").
@@ -280,21 +275,11 @@ def _text(value: Any) -> str:
     return value
 
 
-class Source:
+class Source(CallSource[Result]):
     """The Messages API's part of one streamed request (see
     :class:`~scriptorium.llm.streaming.StreamSource`)."""
 
-    def __init__(self, call: Call) -> None:
-        self.call = call
-        self.provider = PROVIDER
-        self.model = call.model
-        self.key = call.key
-        #: Every secret the request carries (a route's signing credentials too), scrubbed from
-        #: the stream's errors.
-        self.secrets = call.secrets
-
-    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
-        return self.call.retry_args(hooks)
+    call: Call
 
     def _post(self, client: Any, body: dict[str, Any], timeout_s: float, stream_cls: Any) -> Any:
         module = sdk()
@@ -369,23 +354,3 @@ class Source:
 
     def read_body(self, content: bytes, headers: Mapping[str, str]) -> Result:
         return self.call.read(content), reply_info(headers)
-
-    def response(self, result: Result, attempts: int, elapsed_s: float) -> Any:
-        return self.call.answer(result, attempts, elapsed_s)
-
-
-def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
-    """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``
-    (SDK clients from ``clients``, retries driven by ``hooks``)."""
-    call = Call(request)
-    yield from drive(Source(call), clients.sync(call.slot, call.key), hooks, classify)
-
-
-async def astream(
-    clients: ClientCache, hooks: RetryHooks, request: LLMRequest
-) -> AsyncIterator[StreamItem]:
-    """The async twin of :func:`stream`."""
-    call = Call(request)
-    client = await clients.async_(call.slot, call.key)
-    async for item in adrive(Source(call), client, hooks, classify):
-        yield item

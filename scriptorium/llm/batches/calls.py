@@ -1,6 +1,6 @@
 """What every provider's batch adapter shares: the call wrapper that runs each SDK call through the
 retry loop, the SDK client built on first use, the errors of rows that never ran, and pricing a
-succeeded row at the batch rate."""
+succeeded row at the batch rate, and the listing of recent batches page by page."""
 
 from __future__ import annotations
 
@@ -9,13 +9,24 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.batches.port import BatchLimits, RowResult
+from scriptorium.llm.adapter import key_of
+from scriptorium.llm.batches.port import BatchLimits, RemoteBatch, RowResult
 from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, ModelPrice
 from scriptorium.llm.pricing import cost_micro
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks, RetryPolicy
 
-__all__ = ["BatchCalls", "SDKBatches", "batch_priced", "check_row", "unfinished_error"]
+__all__ = [
+    "MAX_PAGES",
+    "BatchCalls",
+    "Page",
+    "SDKBatches",
+    "batch_args",
+    "batch_priced",
+    "check_row",
+    "recent_batches",
+    "unfinished_error",
+]
 
 T = TypeVar("T")
 
@@ -24,6 +35,13 @@ T = TypeVar("T")
 _READ = RetryPolicy(max_retries=2, timeout_s=300.0)
 _CREATE = RetryPolicy(max_retries=0, timeout_s=300.0)
 
+
+#: A listing of recent batches stops after this many pages (a busy workspace lists many).
+MAX_PAGES = 10
+
+#: ``(cursor) -> (batches, next cursor)``: one page of a provider's batch listing, newest first
+#: (the next cursor None on the last page).
+Page = Callable[[str | None], tuple[list[RemoteBatch], str | None]]
 
 #: Statuses by which an endpoint says it has no such route: a batch API it does not serve. A
 #: gateway (any base URL but the provider's own) also answers 500 for a route it lacks.
@@ -170,6 +188,33 @@ def batch_priced(
     )
 
 
+def batch_args(
+    request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
+) -> dict[str, Any]:
+    """The arguments of a batch adapter for a run's ``request`` (its key, endpoint and model) at
+    ``limits`` and ``hooks``, as a spec's ``batches`` builds one."""
+    return {
+        "key": key_of(request),
+        "base_url": request.target.endpoint,
+        "limits": limits,
+        "hooks": hooks,
+        "model": request.target.model,
+    }
+
+
+def recent_batches(page: Page, since: float) -> list[RemoteBatch]:
+    """The batches created at ``since`` or later, read page by page (newest first): once a page
+    reaches past ``since`` older pages cannot matter, and at most :data:`MAX_PAGES` are read."""
+    found: list[RemoteBatch] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        items, cursor = page(cursor)
+        found.extend(b for b in items if b.created_at >= since)
+        if cursor is None or not items or min(b.created_at for b in items) < since:
+            break
+    return found
+
+
 class SDKBatches:
     """What every provider's batch adapter holds alike: its limits, the key and base URL it was
     given, the call wrapper, and one SDK client built on first use (``make_client(is_async, key,
@@ -209,6 +254,26 @@ class SDKBatches:
         if self._sdk is None:
             self._sdk = self._make_client(False, self._key, self._base_url)
         return self._sdk
+
+    def listed_since(
+        self,
+        since: float,
+        list_call: Callable[..., Any],
+        cursor: str,
+        read: Callable[[Any], RemoteBatch],
+    ) -> list[RemoteBatch]:
+        """:func:`recent_batches` over an SDK listing whose pages hold ``data`` and ``has_more``
+        and take the last batch's id as the ``cursor`` argument of ``list_call``."""
+
+        def page(after: str | None) -> tuple[list[RemoteBatch], str | None]:
+            kwargs: dict[str, Any] = {"limit": 100}
+            if after is not None:
+                kwargs[cursor] = after
+            listed = self._calls.read(lambda t: list_call(**kwargs, timeout=t))
+            items = [read(b) for b in listed.data]
+            return items, (items[-1].id if listed.has_more and items else None)
+
+        return recent_batches(page, since)
 
     def close(self) -> None:
         """Close the SDK client's connections (a later call opens new ones)."""

@@ -14,64 +14,31 @@ Request mapping, structured output, usage, endings: :mod:`.body`, :mod:`.call`, 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any
-
-from pydantic import SecretStr
-
-from scriptorium.llm.adapter import SDKAdapter, SDKFactory
+from scriptorium.llm.adapter import SDKAdapter
 from scriptorium.llm.bedrock.api import PROVIDER
 from scriptorium.llm.bedrock.call import ConverseCall
 from scriptorium.llm.bedrock.sdk import classify, default_factory
-from scriptorium.llm.bedrock.stream import astream as stream_async
-from scriptorium.llm.bedrock.stream import stream as stream_sync
-from scriptorium.llm.client import StreamItem
-from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target
-from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.bedrock.stream import drive_converse
+from scriptorium.llm.model import LLMRequest
 
 __all__ = ["BedrockClient"]
 
 
-class BedrockClient(SDKAdapter):
+class BedrockClient(SDKAdapter[ConverseCall]):
     """``Client``, ``AsyncClient``, streaming and ``verify`` for the ``bedrock`` provider (see
     the module). ``options`` are the profile's (``region``, ``aws_profile``); ``hooks`` drive
     the retry loop; ``sdk_factory(is_async, key, place)`` builds boto3 clients."""
 
     provider = PROVIDER
     verify_max_tokens = 8
-
-    def __init__(
-        self,
-        *,
-        options: Mapping[str, Any] | None = None,
-        hooks: RetryHooks | None = None,
-        sdk_factory: SDKFactory | None = None,
-    ) -> None:
-        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory)
-        self.options = dict(options or {})
+    classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
+    # ``converse_stream`` is read by its own driver (botocore decodes the events), on the sync
+    # client; boto3 has no async client, so an async stream runs it in a worker thread.
+    stream_drive = staticmethod(drive_converse)
+    stream_adrive = None
 
     def call(self, request: LLMRequest) -> ConverseCall:
-        """The ``converse`` call for ``request`` (checked, arguments built)."""
+        """The ``converse`` call for ``request`` (checked, arguments built), in the region its
+        options name (else this client's)."""
         return ConverseCall(request, {**self.options, **request.options})
-
-    def classify(self, err: BaseException) -> Failure:
-        """The adapter's one classifier (:func:`.sdk.classify`)."""
-        return classify(err)
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """One answer streamed through ``converse_stream`` (see :mod:`.stream`)."""
-        return stream_sync(self.clients, self.hooks, request, {**self.options, **request.options})
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The async twin of :meth:`stream`."""
-        return stream_async(self.clients, self.hooks, request, {**self.options, **request.options})
-
-    def verify(
-        self,
-        target: Target,
-        api_key: SecretStr | str | None,
-        *,
-        options: Mapping[str, Any] | None = None,
-    ) -> LLMResponse:
-        """The shared minimal request, in the region ``options`` name (None: this client's)."""
-        return super().verify(target, api_key, options=self.options if options is None else options)

@@ -14,27 +14,26 @@ unstreamed.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm._clients import ClientCache
-from scriptorium.llm.adapter import broken_stream
 from scriptorium.llm.bedrock.api import PROVIDER, STOP_REASONS
 from scriptorium.llm.bedrock.call import ConverseCall, read_usage
-from scriptorium.llm.bedrock.sdk import classify
+from scriptorium.llm.bedrock.sdk import Runtime
 from scriptorium.llm.client import ReasoningChunk, StreamItem
 from scriptorium.llm.deadline import run_bounded
-from scriptorium.llm.model import LLMRequest, Usage
+from scriptorium.llm.model import Usage
+from scriptorium.llm.retry.http import Classify
 from scriptorium.llm.retry.loop import call_with_retry
 from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.secrets import scrub_response
+from scriptorium.llm.stream_failure import broken_stream
 from scriptorium.redaction import redact
 
-__all__ = ["ConverseFold", "astream", "stream"]
+__all__ = ["ConverseFold", "drive_converse"]
 
 
 @dataclass
@@ -136,12 +135,12 @@ def _open(call: ConverseCall, runtime: Any) -> _Opened:
     return _Opened(iter(()), [], fold, request_id, body)
 
 
-def stream(
-    clients: ClientCache, hooks: RetryHooks, request: LLMRequest, options: dict[str, Any]
+def drive_converse(
+    call: ConverseCall, runtime: Runtime, hooks: RetryHooks, classify: Classify
 ) -> Generator[StreamItem, None, None]:
-    """Text (and reasoning) chunks as they arrive, then the ``LLMResponse``."""
-    call = ConverseCall(request, options)
-    runtime = clients.sync(call.slot, call.key)
+    """``call`` streamed on ``runtime``: text (and reasoning) chunks as they arrive, then the
+    ``LLMResponse`` (the adapter's ``stream_drive``; boto3 has no async client, so its async
+    stream runs this one in a worker thread)."""
     started = time.perf_counter()
     args = call.retry_args(hooks)
     opened, attempts, _ = call_with_retry(
@@ -149,7 +148,7 @@ def stream(
     )
     fold = opened.fold
     # After the first content, at most timeout_s may pass waiting for the next event.
-    gap_s = request.settings.timeout_s
+    gap_s = call.request.settings.timeout_s
     done = object()
     try:
         yield from opened.pending
@@ -198,19 +197,3 @@ def stream(
         ),
         call.signing,
     )
-
-
-async def astream(
-    clients: ClientCache, hooks: RetryHooks, request: LLMRequest, options: dict[str, Any]
-) -> AsyncIterator[StreamItem]:
-    """:func:`stream` with each step in a worker thread (boto3 has no async client)."""
-    items = stream(clients, hooks, request, options)
-    done = object()
-    try:
-        while True:
-            item = await asyncio.to_thread(next, items, done)
-            if item is done:
-                return
-            yield item  # type: ignore[misc]  # not the sentinel
-    finally:
-        items.close()

@@ -26,7 +26,7 @@ from typing import Any
 from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.adapter import SDKFactory, key_of
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
+from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row, recent_batches
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.gemini.api import (
     BATCH_LIMITS,
@@ -46,7 +46,6 @@ __all__ = ["GeminiBatches", "batches_for"]
 _ENDED = frozenset(
     {"BATCH_STATE_SUCCEEDED", "BATCH_STATE_FAILED", "BATCH_STATE_CANCELLED", "BATCH_STATE_EXPIRED"}
 )
-_MAX_PAGES = 10
 
 
 def _epoch(value: Any) -> float:
@@ -209,22 +208,20 @@ class GeminiBatches(SDKBatches):
 
     def recent(self, since: float) -> list[RemoteBatch]:
         sdk = self._client()
-        found: list[RemoteBatch] = []
-        token: str | None = None
-        for _ in range(_MAX_PAGES):
+
+        def page(token: str | None) -> tuple[list[RemoteBatch], str | None]:
             path = "batches?pageSize=100" + (f"&pageToken={token}" if token else "")
             reply = self._calls.read(
-                lambda t, p=path: sdk.api.request("get", p, {}, {"timeout": _ms(t)})  # type: ignore[misc]
+                lambda t: sdk.api.request("get", path, {}, {"timeout": _ms(t)})
             )
-            page = _json(reply.body)
-            page = page if isinstance(page, dict) else {}
-            listed = page.get("operations") or page.get("batches") or []
-            items = [_remote(o) for o in listed if isinstance(o, dict)]
-            found.extend(b for b in items if b.created_at >= since)
-            token = page.get("nextPageToken")
-            if not token or not items or min(b.created_at for b in items) < since:
-                break
-        return found
+            listed = _json(reply.body)
+            listed = listed if isinstance(listed, dict) else {}
+            operations = listed.get("operations") or listed.get("batches") or []
+            following = listed.get("nextPageToken")
+            items = [_remote(o) for o in operations if isinstance(o, dict)]
+            return items, (following if following else None)
+
+        return recent_batches(page, since)
 
     def results(self, batch_id: str) -> list[RowResult]:
         batch = _batch_of(self._get(batch_id))

@@ -15,22 +15,16 @@ Request mapping, structured output, usage and reasoning: ``internal_docs/llm.md`
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
-from pydantic import SecretStr
-
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.adapter import SDKAdapter, SDKFactory
-from scriptorium.llm.client import StreamItem
+from scriptorium.llm.adapter import SDKAdapter
 from scriptorium.llm.gemini.api import PROVIDER
 from scriptorium.llm.gemini.call import Call
 from scriptorium.llm.gemini.sdk import classify, default_factory
-from scriptorium.llm.gemini.stream import astream as stream_async
-from scriptorium.llm.gemini.stream import stream as stream_sync
-from scriptorium.llm.model import Failure, LLMRequest, LLMResponse, Target, Uncounted
+from scriptorium.llm.gemini.stream import Source
+from scriptorium.llm.model import Failure, LLMRequest, Uncounted
 from scriptorium.llm.retry.loop import call_with_retry
-from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.tokens import counting_failure, uncounted
 
 __all__ = ["GeminiClient", "count_body"]
@@ -66,7 +60,7 @@ def _read_count(content: str | bytes) -> int:
     return total
 
 
-class GeminiClient(SDKAdapter):
+class GeminiClient(SDKAdapter[Call]):
     """``Client``, ``AsyncClient``, streaming, ``count_tokens`` and ``verify`` for the ``gemini``
     provider (see the module). ``options`` are the profile's (Vertex AI's place, for
     ``verify``); ``hooks`` drive the retry loop; ``sdk_factory(is_async, key, slot)`` builds SDK
@@ -75,44 +69,10 @@ class GeminiClient(SDKAdapter):
     provider = PROVIDER
     # Thinking models spend output tokens before they answer: room for a word after a thought.
     verify_max_tokens = 16
-
-    def __init__(
-        self,
-        *,
-        options: Mapping[str, Any] | None = None,
-        hooks: RetryHooks | None = None,
-        sdk_factory: SDKFactory | None = None,
-    ) -> None:
-        super().__init__(hooks=hooks, sdk_factory=sdk_factory or default_factory)
-        self.options = dict(options or {})
-
-    def call(self, request: LLMRequest) -> Call:
-        """The ``generateContent`` call for ``request`` (checked, body built)."""
-        return Call(request)
-
-    def classify(self, err: BaseException) -> Failure:
-        """The adapter's one classifier (:func:`.sdk.classify`)."""
-        return classify(err)
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """One answer streamed: text chunks as they arrive, then the ``LLMResponse``; retried
-        only before the first chunk (see :mod:`scriptorium.llm.gemini.stream`)."""
-        return stream_sync(self.clients, self.hooks, request)
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The async twin of :meth:`stream`."""
-        return stream_async(self.clients, self.hooks, request)
-
-    def verify(
-        self,
-        target: Target,
-        api_key: SecretStr | str | None,
-        *,
-        options: Mapping[str, Any] | None = None,
-    ) -> LLMResponse:
-        """The shared minimal request, at the place ``options`` name (None: this client's
-        profile's)."""
-        return super().verify(target, api_key, options=self.options if options is None else options)
+    call_type = Call
+    classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
+    stream_source = Source
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send, from the API's ``countTokens``

@@ -1,11 +1,8 @@
-"""The Gemini provider's registry entry: everything scriptorium knows about it, wired from this
-package. Loading it loads no SDK and no adapter code; each function below imports what it needs on
-first use."""
+"""The Gemini provider's registry entry: everything scriptorium knows about it, declared from
+this package. Loading it loads no SDK and no adapter code: the callables behind the adapter are
+named with :func:`~scriptorium.llm.registry.lazy` and imported on first use."""
 
 from __future__ import annotations
-
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
 
 from scriptorium.llm.gemini.api import (
     BASE_URL_ENV,
@@ -19,53 +16,13 @@ from scriptorium.llm.gemini.api import (
     route,
 )
 from scriptorium.llm.gemini.reasoning import reasoning_plan
-from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
-
-if TYPE_CHECKING:
-    from scriptorium.llm.batches.port import BatchLimits, BatchProvider
-    from scriptorium.llm.client import Client
-    from scriptorium.llm.media.limits import MediaLimits
-    from scriptorium.llm.model import Failure, LLMRequest
-    from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.registry import ProviderSpec, lazy
 
 __all__ = ["SPEC"]
 
-
-def _client(config: ProviderConfig) -> Client:
-    from scriptorium.llm.gemini.client import GeminiClient
-
-    return GeminiClient(options=config.options, hooks=config.hooks)
-
-
-def _wire(request: LLMRequest) -> WireView:
-    from scriptorium.llm.gemini.body import wire_view
-
-    return wire_view(request)
-
-
-def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None) -> MediaLimits:
-    return MEDIA_LIMITS
-
-
-def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
-    from scriptorium.llm.gemini.batches import batches_for
-
-    return batches_for(request, limits, hooks)
-
-
-def _classify(err: BaseException) -> Failure:
-    from scriptorium.llm.gemini.sdk import classify
-
-    return classify(err)
-
-
-def _check(options: Mapping[str, Any], source: str | None) -> Iterable[str]:
-    return option_problems(options, source)
-
-
 SPEC = ProviderSpec(
     name=PROVIDER,
-    client=_client,
+    client=lazy("scriptorium.llm.gemini.client", "GeminiClient.from_config"),
     # Vertex AI's project and location are in the profile's options.
     per_profile=True,
     # The Gemini API needs a key (and so a named model); a Vertex AI profile's route says it
@@ -76,13 +33,13 @@ SPEC = ProviderSpec(
     extra="gemini",
     sdk_module="google.genai",
     ignored_settings=IGNORED_SETTINGS,
-    wire=_wire,
-    media=_media,
-    batches=_batches,
+    wire=lazy("scriptorium.llm.gemini.body", "wire_view"),
+    media=MEDIA_LIMITS,
+    batches=lazy("scriptorium.llm.gemini.batches", "batches_for"),
     batch_limits=BATCH_LIMITS,
-    check_options=_check,
+    check_options=option_problems,
     prices=PRICES,
-    classify=_classify,
+    classify=lazy("scriptorium.llm.gemini.sdk", "classify"),
     reasoning=reasoning_plan,
     route=route,
 )

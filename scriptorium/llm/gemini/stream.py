@@ -19,27 +19,20 @@ server's failure, classified by :func:`~scriptorium.llm.gemini.sdk.classify`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.adapter import CallSource
 from scriptorium.llm.client import ReasoningChunk
-from scriptorium.llm.gemini.api import PROVIDER
 from scriptorium.llm.gemini.call import Answer, Call, call_args, read_answer
-from scriptorium.llm.gemini.sdk import classify
-from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.retry.policy import RetryHooks
 from scriptorium.llm.streaming import (
     ErrorEvent,
     EventReader,
-    StreamItem,
-    adrive,
-    drive,
     event_json,
     sse_events,
 )
 
-__all__ = ["Fold", "Source", "astream", "stream"]
+__all__ = ["Fold", "Source"]
 
 
 class Fold:
@@ -153,22 +146,15 @@ class Fold:
         return body
 
 
-class Source:
+class Source(CallSource[Answer]):
     """Gemini's part of one streamed request (see
     :class:`~scriptorium.llm.streaming.StreamSource`)."""
 
-    def __init__(self, call: Call) -> None:
-        self.call = call
-        self.provider = PROVIDER
-        self.model = call.model
-        self.key = call.key
-        #: Every secret the request carries (a route's signing credentials too), scrubbed from
-        #: the stream's errors.
-        self.secrets = call.secrets
-        self.path = f"{call.path}:streamGenerateContent?alt=sse"
+    call: Call
 
-    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
-        return self.call.retry_args(hooks)
+    def __init__(self, call: Call) -> None:
+        super().__init__(call)
+        self.path = f"{call.path}:streamGenerateContent?alt=sse"
 
     def open(self, client: Any, timeout_s: float) -> Any:
         """Send the request; the HTTP response, unread (an error status raises the SDK's
@@ -211,22 +197,3 @@ class Source:
                 return read_answer(b"[]")
             return self.call.read(fold.body(), headers)
         return self.call.read(content, headers)
-
-    def response(self, result: Answer, attempts: int, elapsed_s: float) -> Any:
-        return self.call.answer(result, attempts, elapsed_s)
-
-
-def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
-    """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``."""
-    call = Call(request)
-    yield from drive(Source(call), clients.sync(call.slot, call.key), hooks, classify)
-
-
-async def astream(
-    clients: ClientCache, hooks: RetryHooks, request: LLMRequest
-) -> AsyncIterator[StreamItem]:
-    """The async twin of :func:`stream`."""
-    call = Call(request)
-    client = await clients.async_(call.slot, call.key)
-    async for item in adrive(Source(call), client, hooks, classify):
-        yield item

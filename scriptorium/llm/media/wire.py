@@ -25,15 +25,25 @@ import binascii
 import contextlib
 import re
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from scriptorium.artifact.media import base_type
 from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.media.limits import base64_length
-from scriptorium.prompt.model import MediaPart
+from scriptorium.prompt.model import MediaPart, TextPart
 
-__all__ = ["Encoder", "MediaWire", "b64_text", "install_hook", "part_bytes"]
+__all__ = [
+    "Encoder",
+    "MediaBlock",
+    "MediaWire",
+    "b64_text",
+    "content_blocks",
+    "data_url",
+    "install_hook",
+    "part_bytes",
+]
 
 #: ``encode(part, data)`` -> the base64 text the block carries for ``data``.
 Encoder = Callable[[MediaPart, bytes], str]
@@ -56,6 +66,40 @@ def part_bytes(part: MediaPart, media: Mapping[str, bytes], provider: str) -> by
             provider=provider,
         )
     return data
+
+
+#: ``(part, media type, base64 text) -> block``: a provider's content block for one media part
+#: (the media type without its parameters).
+MediaBlock = Callable[[MediaPart, str, str], dict[str, Any]]
+
+
+def content_blocks(
+    content: str | Sequence[TextPart | MediaPart],
+    media: Mapping[str, bytes],
+    provider: str,
+    encode: Encoder,
+    *,
+    text_type: str,
+    medium: MediaBlock,
+) -> str | list[dict[str, Any]]:
+    """A message's content as a provider's content blocks, in order (plain text stays text):
+    each text part as ``{"type": text_type, "text": ...}``, each media part as ``medium`` builds
+    it from its base64 text (``encode``d from the request's ``media``)."""
+    if isinstance(content, str):
+        return content
+    blocks: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            blocks.append({"type": text_type, "text": part.text})
+            continue
+        data = encode(part, part_bytes(part, media, provider))
+        blocks.append(medium(part, base_type(part.media_type), data))
+    return blocks
+
+
+def data_url(media_type: str, data: str) -> str:
+    """The ``data:`` URL of base64 text ``data``."""
+    return f"data:{media_type};base64,{data}"
 
 
 _PREFIX = "scriptorium-media-"

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from scriptorium._suggest import did_you_mean
-from scriptorium.errors import InvalidRequestError, LLMGenerateError
+from scriptorium.errors import LLMGenerateError
+from scriptorium.llm.cloud import PlatformOptions
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import BASE_URL_ENV, KEY_ENV, PROVIDER
 from scriptorium.llm.registry import Route
@@ -66,6 +66,7 @@ BATCH_ENDPOINT = "/chat/completions"
 RESPONSES_BATCH_ENDPOINT = "/responses"
 
 _PLATFORM_ONLY = ("api_version", "azure_ad_token_env", "base_model")
+_CLOUD = PlatformOptions(provider=PROVIDER, platforms=PLATFORMS, only=_PLATFORM_ONLY)
 _API_VERSION = re.compile(r"^[A-Za-z0-9.-]{1,40}$")
 _NAME = re.compile(r"^[A-Za-z0-9._+=,@-]{1,128}$")
 
@@ -86,16 +87,9 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> li
     """What is wrong with a profile's ``options`` as the openai provider reads them for a
     platform: an unknown platform, ``api_version`` missing, a variable name that is not one, an
     Azure option without the platform (for ``check``, and refused at prepare)."""
-    platform = options.get("platform")
-    if platform is None:
-        stray = [name for name in _PLATFORM_ONLY if name in options]
-        return [f"options.{name} is used only with options.platform" for name in stray]
-    if platform not in PLATFORMS:
-        hint = did_you_mean(str(platform), PLATFORMS)
-        return [
-            f"options.platform {str(platform)[:40]!r} is not one the openai provider knows "
-            f"({', '.join(PLATFORMS)}){hint}"
-        ]
+    chosen = _CLOUD.choice_problems(options)
+    if chosen is not None:
+        return chosen
     problems: list[str] = []
     version = options.get("api_version")
     if not isinstance(version, str) or not version.strip():
@@ -116,13 +110,8 @@ def option_problems(options: Mapping[str, Any], source: str | None = None) -> li
 def route(options: Mapping[str, Any], profile: str | None = None) -> Route:
     """How a profile with ``options`` reaches OpenAI's models (the registry's :class:`Route`);
     ``InvalidRequestError`` naming the first problem when the options cannot be used."""
-    if options.get("platform") is None and not any(n in options for n in _PLATFORM_ONLY):
+    if _CLOUD.chosen_platform(options, option_problems, profile) is None:
         return OWN_API
-    problems = option_problems(options)
-    if problems:
-        found = re.match(r"options\.(\w+)", problems[0])
-        field = f"options.{found.group(1) if found else 'platform'}"
-        raise InvalidRequestError("; ".join(problems), profile=profile, field=field)
     token_env = options.get("azure_ad_token_env")
     return Route(
         platform=AZURE,
@@ -173,15 +162,9 @@ class Deployment:
 def deployment_of(request: LLMRequest) -> Deployment | None:
     """The Azure deployment ``request`` goes to (None: OpenAI's API or a compatible server);
     ``LLMGenerateError`` (``reason="config"``) when its options or target cannot be used."""
-    options = request.options
-    if options.get("platform") is None and not any(n in options for n in _PLATFORM_ONLY):
+    if _CLOUD.request_platform(request, option_problems, credential_problem) is None:
         return None
-    problems = option_problems(options)
-    problem = problems[0] if problems else credential_problem(request)
-    if problem is not None:
-        raise LLMGenerateError(
-            f"openai: {problem}", reason="config", provider=PROVIDER, model=request.target.model
-        )
+    options = request.options
     entra = bool(options.get("azure_ad_token_env")) and not request.target.api_key_env
     return Deployment(
         endpoint=str(request.target.endpoint).rstrip("/"),

@@ -15,7 +15,7 @@ from typing import Any
 
 from scriptorium._journal import jsonl_lines, load_json
 from scriptorium.llm.adapter import SDKFactory
-from scriptorium.llm.batches.calls import SDKBatches, batch_priced, check_row
+from scriptorium.llm.batches.calls import SDKBatches, batch_args, batch_priced, check_row
 from scriptorium.llm.batches.port import BatchLimits, Entry, RemoteBatch, RowResult
 from scriptorium.llm.model import LLMRequest, LLMResponse
 from scriptorium.llm.openai.api import BATCH_LIMITS, DEFAULT_BASE_URL, PRICES, PROVIDER
@@ -25,6 +25,7 @@ from scriptorium.llm.openai.azure import (
     RESPONSES_BATCH_ENDPOINT,
     Deployment,
     azure_client,
+    deployment_of,
 )
 from scriptorium.llm.openai.body import build_params, openai_strategy
 from scriptorium.llm.openai.call import azure_cost, read_completion
@@ -34,7 +35,7 @@ from scriptorium.llm.openai.sdk import classify, default_factory
 from scriptorium.llm.retry.http import classify_http
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = ["ENDPOINT", "RESPONSES_ENDPOINT", "TAG_KEY", "OpenAIBatches"]
+__all__ = ["ENDPOINT", "RESPONSES_ENDPOINT", "TAG_KEY", "OpenAIBatches", "batches_for"]
 
 #: The endpoint each batch row is for (the batch API names it with its /v1): Chat Completions,
 #: or the Responses API for a request that travels on it (``options.api``).
@@ -43,7 +44,6 @@ RESPONSES_ENDPOINT = "/v1/responses"
 #: The ``metadata`` key holding our chunk tag.
 TAG_KEY = "scriptorium_chunk"
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
-_MAX_PAGES = 10
 
 
 def _remote(batch: Any) -> RemoteBatch:
@@ -67,6 +67,14 @@ def _lines(content: bytes) -> list[dict[str, Any]]:
             if isinstance(value, dict):
                 out.append(value)
     return out
+
+
+def batches_for(
+    request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks
+) -> OpenAIBatches:
+    """The Batch API for a run's request (the spec's ``batches``): OpenAI's, a compatible
+    server's, or an Azure deployment's."""
+    return OpenAIBatches(**batch_args(request, limits, hooks), deployment=deployment_of(request))
 
 
 class OpenAIBatches(SDKBatches):
@@ -152,20 +160,7 @@ class OpenAIBatches(SDKBatches):
         return self._calls.read(lambda t: batches.retrieve(batch_id, timeout=t))
 
     def recent(self, since: float) -> list[RemoteBatch]:
-        batches = self._client().batches
-        found: list[RemoteBatch] = []
-        after: str | None = None
-        for _ in range(_MAX_PAGES):
-            kwargs: dict[str, Any] = {"limit": 100}
-            if after is not None:
-                kwargs["after"] = after
-            page = self._calls.read(lambda t, kw=kwargs: batches.list(**kw, timeout=t))  # type: ignore[misc]
-            items = [_remote(b) for b in page.data]
-            found.extend(b for b in items if b.created_at >= since)
-            if not page.has_more or not items or items[-1].created_at < since:
-                break
-            after = items[-1].id
-        return found
+        return self.listed_since(since, self._client().batches.list, "after", _remote)
 
     def _content(self, file_id: str) -> bytes:
         files = self._client().files

@@ -21,9 +21,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from scriptorium.artifact.media import PDF_TYPE, base_type
+from scriptorium.artifact.media import PDF_TYPE
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.media.wire import Encoder, MediaWire, b64_text, part_bytes
+from scriptorium.llm.media.wire import (
+    Encoder,
+    MediaWire,
+    b64_text,
+    content_blocks,
+    data_url,
+)
 from scriptorium.llm.model import LLMRequest, StructuredOutput
 from scriptorium.llm.openai.api import IGNORED_SETTINGS, PROVIDER, is_openai_endpoint
 from scriptorium.llm.openai.azure import is_azure
@@ -34,7 +40,7 @@ from scriptorium.llm.openai.servers import server_of
 from scriptorium.llm.reasoning import ReasoningPlan, asked
 from scriptorium.llm.registry import WireView
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message, TextPart, content_text
+from scriptorium.prompt.model import MediaPart, Message, content_text
 
 __all__ = [
     "build_params",
@@ -45,6 +51,7 @@ __all__ = [
     "openai_system",
     "output_format",
     "request_reasoning",
+    "sampling_params",
     "tool_name",
     "wire_view",
 ]
@@ -87,10 +94,7 @@ def build_params(
     settings: ExecutionSettings = request.settings
     params: dict[str, Any] = {"model": request.target.model}
     params[_max_tokens_field(request)] = settings.max_tokens
-    if settings.temperature is not None:
-        params["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        params["top_p"] = settings.top_p
+    params.update(sampling_params(settings))
     if settings.stop_sequences:
         params["stop"] = list(settings.stop_sequences)
     plan = request_reasoning(request)
@@ -133,6 +137,16 @@ def build_params(
     params["messages"] = messages
     params.update(cache_params(request))
     return params, strategy
+
+
+def sampling_params(settings: ExecutionSettings) -> dict[str, Any]:
+    """``temperature`` and ``top_p`` where they have a value, as both APIs take them."""
+    params: dict[str, Any] = {}
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    return params
 
 
 def output_format(request: LLMRequest, structured: StructuredOutput) -> dict[str, Any]:
@@ -203,21 +217,16 @@ def openai_content(
     message: Message, media: Mapping[str, bytes], encode: Encoder = b64_text
 ) -> str | list[dict[str, Any]]:
     """One message's ``content`` for Chat Completions."""
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextPart):
-            parts.append({"type": "text", "text": part.text})
-            continue
-        media_type = base_type(part.media_type)
-        url = f"data:{media_type};base64,{encode(part, part_bytes(part, media, PROVIDER))}"
-        if media_type == PDF_TYPE:
-            parts.append({"type": "file", "file": {"filename": part.name, "file_data": url}})
-        else:
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-    return parts
+    return content_blocks(
+        message.content, media, PROVIDER, encode, text_type="text", medium=_media_part
+    )
+
+
+def _media_part(part: MediaPart, media_type: str, data: str) -> dict[str, Any]:
+    url = data_url(media_type, data)
+    if media_type == PDF_TYPE:
+        return {"type": "file", "file": {"filename": part.name, "file_data": url}}
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def openai_messages(request: LLMRequest, encode: Encoder = b64_text) -> list[dict[str, Any]]:

@@ -23,41 +23,30 @@ Request mapping, structured-output strategies and usage semantics: ``internal_do
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scriptorium.llm.adapter import SDKAdapter, SDKFactory
-from scriptorium.llm.client import StreamItem
-from scriptorium.llm.model import Failure, LLMRequest, Uncounted
-from scriptorium.llm.openai.api import DEFAULT_BASE_URL, PROVIDER
+from scriptorium.llm.model import LLMRequest, Uncounted
+from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.openai.apis import api_of
 from scriptorium.llm.openai.azure import Deployment, azure_client
-from scriptorium.llm.openai.body import build_params
-from scriptorium.llm.openai.call import Call, parse_completion
+from scriptorium.llm.openai.call import Call
 from scriptorium.llm.openai.counting import count_input_tokens
 from scriptorium.llm.openai.responses_call import ResponsesCall
-from scriptorium.llm.openai.responses_stream import astream as responses_astream
-from scriptorium.llm.openai.responses_stream import stream as responses_stream
+from scriptorium.llm.openai.responses_stream import ResponsesSource
 from scriptorium.llm.openai.sdk import classify, default_factory
-from scriptorium.llm.openai.stream import astream as stream_async
-from scriptorium.llm.openai.stream import stream as stream_sync
+from scriptorium.llm.openai.stream import Source
 from scriptorium.llm.retry.policy import RetryHooks
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "AzureFactory",
-    "OpenAIClient",
-    "SDKFactory",
-    "build_params",
-    "parse_completion",
-]
+__all__ = ["AzureFactory", "OpenAIClient", "SDKFactory"]
 
 #: ``azure_factory(is_async, key_or_token, deployment)`` -> the SDK client of one Azure
 #: deployment (default: ``AzureOpenAI`` / ``AsyncAzureOpenAI``, retries off).
 AzureFactory = Callable[[bool, str, Deployment], Any]
 
 
-class OpenAIClient(SDKAdapter):
+class OpenAIClient(SDKAdapter[Call]):
     """``Client``, ``AsyncClient``, streaming and ``verify`` for the ``openai`` provider (see the
     module). ``hooks`` inject clock, sleep, jitter and supervision into the retry loop;
     ``sdk_factory`` builds SDK clients (default: the real SDK, retries off), ``azure_factory``
@@ -67,6 +56,8 @@ class OpenAIClient(SDKAdapter):
     # Reasoning models spend output tokens before they answer, and OpenAI refuses output budgets
     # below 16 on some endpoints: the smallest verify that works for every model.
     verify_max_tokens = 16
+    classify = staticmethod(classify)
+    default_factory = staticmethod(default_factory)
 
     def __init__(
         self,
@@ -74,8 +65,9 @@ class OpenAIClient(SDKAdapter):
         hooks: RetryHooks | None = None,
         sdk_factory: SDKFactory | None = None,
         azure_factory: AzureFactory | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
-        direct = sdk_factory or default_factory
+        direct = sdk_factory or self.default_factory
         azure = azure_factory or azure_client
 
         def make(is_async: bool, key: str, where: Any) -> Any:
@@ -84,30 +76,17 @@ class OpenAIClient(SDKAdapter):
                 return azure(is_async, key, where)
             return direct(is_async, key, where)
 
-        super().__init__(hooks=hooks, sdk_factory=make)
+        super().__init__(hooks=hooks, sdk_factory=make, options=options)
 
     def call(self, request: LLMRequest) -> Call:
         """The call for ``request`` on the API its profile's ``options.api`` chooses (Chat
         Completions or the Responses API: :mod:`.apis`), checked, parameters built."""
         return ResponsesCall(request) if api_of(request) == "responses" else Call(request)
 
-    def classify(self, err: BaseException) -> Failure:
-        """The adapter's one classifier (:func:`.sdk.classify`)."""
-        return classify(err)
-
-    def stream(self, request: LLMRequest) -> Iterator[StreamItem]:
-        """One chat completion streamed: text chunks as they arrive, then the ``LLMResponse``;
-        retried only before the first chunk (see :mod:`scriptorium.llm.openai.stream`, and
-        :mod:`scriptorium.llm.openai.responses_stream` on the Responses API)."""
-        if api_of(request) == "responses":
-            return responses_stream(self.clients, self.hooks, request)
-        return stream_sync(self.clients, self.hooks, request)
-
-    def astream(self, request: LLMRequest) -> AsyncIterator[StreamItem]:
-        """The async twin of :meth:`stream`."""
-        if api_of(request) == "responses":
-            return responses_astream(self.clients, self.hooks, request)
-        return stream_async(self.clients, self.hooks, request)
+    @staticmethod
+    def stream_source(call: Call) -> Source:
+        """The stream of ``call``'s API (:mod:`.stream`, :mod:`.responses_stream`)."""
+        return ResponsesSource(call) if isinstance(call, ResponsesCall) else Source(call)
 
     def count_tokens(self, request: LLMRequest) -> int | Uncounted:
         """The input tokens of what :meth:`generate` would send for ``request``: the Responses

@@ -21,8 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium.artifact.media import PDF_TYPE, base_type
-from scriptorium.llm.media.wire import Encoder, MediaWire, b64_text, part_bytes
+from scriptorium.artifact.media import PDF_TYPE
+from scriptorium.llm.media.wire import (
+    Encoder,
+    MediaWire,
+    b64_text,
+    content_blocks,
+    data_url,
+)
 from scriptorium.llm.model import LLMRequest
 from scriptorium.llm.openai.api import IGNORED_SETTINGS, PROVIDER
 from scriptorium.llm.openai.body import (
@@ -30,6 +36,7 @@ from scriptorium.llm.openai.body import (
     openai_system,
     output_format,
     request_reasoning,
+    sampling_params,
     tool_name,
 )
 from scriptorium.llm.openai.cache import cache_params
@@ -37,7 +44,7 @@ from scriptorium.llm.openai.schema import strict_schema
 from scriptorium.llm.reasoning import ReasoningPlan
 from scriptorium.llm.registry import WireView
 from scriptorium.profile.model import ExecutionSettings
-from scriptorium.prompt.model import Message, TextPart
+from scriptorium.prompt.model import MediaPart, Message, TextPart
 
 __all__ = [
     "IGNORED_ON_RESPONSES",
@@ -83,22 +90,18 @@ def responses_ignored(
 
 def _content(message: Message, media: Any, encode: Encoder) -> str | list[dict[str, Any]]:
     content = message.content
-    if isinstance(content, str):
-        return content
-    if all(isinstance(part, TextPart) for part in content):
+    if not isinstance(content, str) and all(isinstance(p, TextPart) for p in content):
         return "".join(part.text for part in content if isinstance(part, TextPart))
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        if isinstance(part, TextPart):
-            parts.append({"type": "input_text", "text": part.text})
-            continue
-        media_type = base_type(part.media_type)
-        url = f"data:{media_type};base64,{encode(part, part_bytes(part, media, PROVIDER))}"
-        if media_type == PDF_TYPE:
-            parts.append({"type": "input_file", "filename": part.name, "file_data": url})
-        else:
-            parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
-    return parts
+    return content_blocks(
+        content, media, PROVIDER, encode, text_type="input_text", medium=_media_part
+    )
+
+
+def _media_part(part: MediaPart, media_type: str, data: str) -> dict[str, Any]:
+    url = data_url(media_type, data)
+    if media_type == PDF_TYPE:
+        return {"type": "input_file", "filename": part.name, "file_data": url}
+    return {"type": "input_image", "image_url": url, "detail": "auto"}
 
 
 def responses_input(request: LLMRequest, encode: Encoder = b64_text) -> list[dict[str, Any]]:
@@ -116,10 +119,7 @@ def build_responses_params(
     settings = request.settings
     params: dict[str, Any] = {"model": request.target.model, "store": False}
     params["max_output_tokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        params["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        params["top_p"] = settings.top_p
+    params.update(sampling_params(settings))
     plan = responses_reasoning(request)
     if plan is not None:
         params.update(plan.sent)

@@ -15,20 +15,14 @@ far: the shared loop's rule).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
-from scriptorium.llm._clients import ClientCache
 from scriptorium.llm.client import ReasoningChunk
-from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.openai.call import Result
 from scriptorium.llm.openai.responses_call import ResponsesCall
-from scriptorium.llm.openai.sdk import classify
 from scriptorium.llm.openai.stream import Source
-from scriptorium.llm.retry.policy import RetryHooks
-from scriptorium.llm.streaming import ErrorEvent, StreamItem, adrive, drive, event_json
+from scriptorium.llm.streaming import ErrorEvent, event_json
 
-__all__ = ["ENDS", "ResponsesFold", "ResponsesSource", "astream", "stream"]
+__all__ = ["ENDS", "ResponsesFold", "ResponsesSource"]
 
 #: The events that end a complete stream (``response.failed`` ends one that failed).
 ENDS = ("response.completed", "response.incomplete")
@@ -104,14 +98,6 @@ class ResponsesFold:
         return json.dumps(body).encode("utf-8")
 
 
-class _Raw:
-    __slots__ = ("content", "headers")
-
-    def __init__(self, content: bytes, headers: Any) -> None:
-        self.content = content
-        self.headers = headers
-
-
 class ResponsesSource(Source):
     """The Responses API part of one streamed request (the chat :class:`Source` with this
     API's request and events)."""
@@ -130,22 +116,3 @@ class ResponsesSource(Source):
 
     def fold(self) -> ResponsesFold:  # type: ignore[override]
         return ResponsesFold()
-
-    def folded(self, fold: Any, headers: Mapping[str, str]) -> Result:
-        return self.call.read(_Raw(fold.body(), headers))
-
-
-def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
-    """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``."""
-    call = ResponsesCall(request)
-    yield from drive(ResponsesSource(call), clients.sync(call.slot, call.key), hooks, classify)
-
-
-async def astream(
-    clients: ClientCache, hooks: RetryHooks, request: LLMRequest
-) -> AsyncIterator[StreamItem]:
-    """The async twin of :func:`stream`."""
-    call = ResponsesCall(request)
-    client = await clients.async_(call.slot, call.key)
-    async for item in adrive(ResponsesSource(call), client, hooks, classify):
-        yield item

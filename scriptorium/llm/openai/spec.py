@@ -1,14 +1,12 @@
-"""The OpenAI provider's registry entry: everything scriptorium knows about it, wired from this
-package. Loading it loads no SDK and no adapter code; each function below imports what it needs on
-first use."""
+"""The OpenAI provider's registry entry: everything scriptorium knows about it, declared from
+this package. Loading it loads no SDK and no adapter code: the callables behind the adapter are
+named with :func:`~scriptorium.llm.registry.lazy` and imported on first use."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.errors import InvalidRequestError
-from scriptorium.llm.adapter import key_of
 from scriptorium.llm.openai.api import (
     BASE_URL_ENV,
     BATCH_LIMITS,
@@ -19,54 +17,17 @@ from scriptorium.llm.openai.api import (
     PROVIDER,
     openai_limits,
 )
-from scriptorium.llm.openai.apis import api_of, api_problems
-from scriptorium.llm.openai.azure import (
-    credential_problem,
-    deployment_of,
-    is_azure,
-    option_problems,
-    route,
-)
+from scriptorium.llm.openai.apis import api_problems
+from scriptorium.llm.openai.azure import credential_problem, is_azure, option_problems, route
 from scriptorium.llm.openai.reasoning import reasoning_plan
 from scriptorium.llm.openai.servers import enforcement_warning, server_problems
-from scriptorium.llm.registry import ProviderConfig, ProviderSpec, WireView
+from scriptorium.llm.registry import ProviderSpec, RequestProblem, lazy
 
 if TYPE_CHECKING:
-    from scriptorium.llm.batches.port import BatchLimits, BatchProvider
-    from scriptorium.llm.client import Client
     from scriptorium.llm.media.limits import MediaLimits
-    from scriptorium.llm.model import Failure, LLMRequest
-    from scriptorium.llm.retry.policy import RetryHooks
+    from scriptorium.llm.model import LLMRequest
 
 __all__ = ["SPEC"]
-
-
-def _client(config: ProviderConfig) -> Client:
-    from scriptorium.llm.openai.client import OpenAIClient
-
-    return OpenAIClient(hooks=config.hooks)
-
-
-def _wire(request: LLMRequest) -> WireView:
-    # The API the request travels on (options.api) decides what is shown as sent.
-    if api_of(request) == "responses":
-        from scriptorium.llm.openai.responses_body import responses_wire_view
-
-        return responses_wire_view(request)
-    from scriptorium.llm.openai.body import wire_view
-
-    return wire_view(request)
-
-
-def _structured_wire(request: LLMRequest) -> dict[str, Any]:
-    """The members of the body that ask for the structured output, as they go out."""
-    if api_of(request) == "responses":
-        from scriptorium.llm.openai.responses_body import build_responses_params as build
-    else:
-        from scriptorium.llm.openai.body import build_params as build
-    params, _ = build(request)
-    names = ("response_format", "text", "tools", "tool_choice")
-    return {name: params[name] for name in names if name in params}
 
 
 def _option_problems(options: Mapping[str, Any], source: str | None = None) -> list[str]:
@@ -79,43 +40,24 @@ def _media(endpoint: str | None, options: Mapping[str, Any], profile: str | None
     return MEDIA_LIMITS if is_azure(options) else openai_limits(endpoint, options, profile=profile)
 
 
-def _wire_checked(request: LLMRequest) -> WireView:
-    # At prepare: what an Azure request cannot be sent with is refused before any call.
+def _request_problem(request: LLMRequest) -> RequestProblem | None:
+    # What an Azure request cannot be sent with, then the options no API or server takes.
     problem = credential_problem(request)
     if problem is not None:
         field = "endpoint" if "endpoint" in problem else "options.azure_ad_token_env"
-        raise InvalidRequestError(problem, field=field)
+        return RequestProblem(field, problem)
     for field, problems in (
         ("options.api", api_problems(request.options)),
         ("options.server", server_problems(request.options)),
     ):
         if problems:
-            raise InvalidRequestError(problems[0], field=field)
-    return _wire(request)
-
-
-def _batches(request: LLMRequest, limits: BatchLimits | None, hooks: RetryHooks) -> BatchProvider:
-    from scriptorium.llm.openai.batches import OpenAIBatches
-
-    return OpenAIBatches(
-        key=key_of(request),
-        base_url=request.target.endpoint,
-        limits=limits,
-        hooks=hooks,
-        model=request.target.model,
-        deployment=deployment_of(request),
-    )
-
-
-def _classify(err: BaseException) -> Failure:
-    from scriptorium.llm.openai.sdk import classify
-
-    return classify(err)
+            return RequestProblem(field, problems[0])
+    return None
 
 
 SPEC = ProviderSpec(
     name=PROVIDER,
-    client=_client,
+    client=lazy("scriptorium.llm.openai.client", "OpenAIClient.from_config"),
     per_profile=False,
     needs_key=True,
     key_env=KEY_ENV,
@@ -123,15 +65,16 @@ SPEC = ProviderSpec(
     extra="openai",
     sdk_module="openai",
     ignored_settings=IGNORED_SETTINGS,
-    wire=_wire_checked,
+    request_problem=_request_problem,
+    wire=lazy("scriptorium.llm.openai.wire", "wire_view"),
     media=_media,
-    batches=_batches,
+    batches=lazy("scriptorium.llm.openai.batches", "batches_for"),
     batch_limits=BATCH_LIMITS,
     prices=PRICES,
-    classify=_classify,
+    classify=lazy("scriptorium.llm.openai.sdk", "classify"),
     route=route,
     check_options=_option_problems,
     reasoning=reasoning_plan,
     structured_warning=enforcement_warning,
-    structured_wire=_structured_wire,
+    structured_wire=lazy("scriptorium.llm.openai.wire", "structured_members"),
 )

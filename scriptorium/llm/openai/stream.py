@@ -17,27 +17,21 @@ server streams (a delta's ``reasoning_content`` or ``reasoning``) is handed out 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from scriptorium.llm._clients import ClientCache
+from scriptorium.llm.adapter import CallSource
 from scriptorium.llm.client import ReasoningChunk
-from scriptorium.llm.model import LLMRequest
-from scriptorium.llm.openai.api import PROVIDER
 from scriptorium.llm.openai.call import REASONING_FIELDS, Call, Result
-from scriptorium.llm.openai.sdk import auth_headers, classify
-from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.openai.sdk import auth_headers
 from scriptorium.llm.streaming import (
     ErrorEvent,
     EventReader,
-    StreamItem,
-    adrive,
-    drive,
     event_json,
     sse_events,
 )
 
-__all__ = ["DONE", "Fold", "Source", "astream", "stream"]
+__all__ = ["DONE", "Fold", "Source"]
 
 #: The data of the event that ends every Chat Completions stream.
 DONE = "[DONE]"
@@ -178,23 +172,16 @@ class _Raw:
         self.headers = headers
 
 
-class Source:
+class Source(CallSource[Result]):
     """The Chat Completions part of one streamed request (see
     :class:`~scriptorium.llm.streaming.StreamSource`)."""
 
+    call: Call
+
     def __init__(self, call: Call) -> None:
-        self.call = call
-        self.provider = PROVIDER
-        self.model = call.model
-        self.key = call.key
-        #: Every secret the request carries (a route's signing credentials too), scrubbed from
-        #: the stream's errors.
-        self.secrets = call.secrets
+        super().__init__(call)
         # The call's parameters asking for a stream that ends with a usage chunk.
         self.params = {**call.params, "stream": True, "stream_options": {"include_usage": True}}
-
-    def retry_args(self, hooks: RetryHooks) -> dict[str, Any]:
-        return self.call.retry_args(hooks)
 
     def open(self, client: Any, timeout_s: float) -> Any:
         """Send the parameters (media spliced in as they are sent); the HTTP response, unread
@@ -217,28 +204,9 @@ class Source:
     def events(self, headers: Mapping[str, str]) -> EventReader | None:
         return sse_events(headers)
 
-    def folded(self, fold: Fold, headers: Mapping[str, str]) -> Result:
+    def folded(self, fold: Any, headers: Mapping[str, str]) -> Result:
+        # Either API's fold (this module's or the Responses API's): the body it spelled out.
         return self.call.read(_Raw(fold.body(), headers))
 
     def read_body(self, content: bytes, headers: Mapping[str, str]) -> Result:
         return self.call.read(_Raw(content, headers))
-
-    def response(self, result: Result, attempts: int, elapsed_s: float) -> Any:
-        return self.call.answer(result, attempts, elapsed_s)
-
-
-def stream(clients: ClientCache, hooks: RetryHooks, request: LLMRequest) -> Iterator[StreamItem]:
-    """The response to ``request`` as it is written: text chunks, then the ``LLMResponse``
-    (SDK clients from ``clients``, retries driven by ``hooks``)."""
-    call = Call(request)
-    yield from drive(Source(call), clients.sync(call.slot, call.key), hooks, classify)
-
-
-async def astream(
-    clients: ClientCache, hooks: RetryHooks, request: LLMRequest
-) -> AsyncIterator[StreamItem]:
-    """The async twin of :func:`stream`."""
-    call = Call(request)
-    client = await clients.async_(call.slot, call.key)
-    async for item in adrive(Source(call), client, hooks, classify):
-        yield item
