@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
-from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError, translate
 from scriptorium.llm.client import Client
 from scriptorium.llm.model import LLMRequest, LLMResponse, Usage, key_from_env
 from scriptorium.llm.registry import ProviderConfig, ProviderSpec, Registry
 from scriptorium.llm.retry.policy import RetryHooks
+from scriptorium.llm.sdk_import import sdk_unavailable
 from scriptorium.profile.model import validate_endpoint
 
 __all__ = [
@@ -121,12 +121,7 @@ def _keyed(spec: ProviderSpec, env: Mapping[str, str], hooks: RetryHooks | None)
 
 
 def _sdk_missing(spec: ProviderSpec) -> LLMGenerateError:
-    extra = spec.extra or spec.name
-    return LLMGenerateError(
-        f"the {spec.name} provider needs the {spec.sdk_module!r} package: " + install_hint(extra),
-        reason="provider_unavailable",
-        provider=spec.name,
-    )
+    return sdk_unavailable(spec.name, spec.sdk_module or spec.name, spec.extra or spec.name)
 
 
 class MeteredClient:

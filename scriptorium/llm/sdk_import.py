@@ -12,7 +12,17 @@ from typing import Any
 from scriptorium._version import install_hint
 from scriptorium.errors import LLMGenerateError
 
-__all__ = ["LazySDK"]
+__all__ = ["LazySDK", "sdk_unavailable"]
+
+
+def sdk_unavailable(provider: str, package: str, extra: str) -> LLMGenerateError:
+    """The error of a run on ``provider`` whose SDK ``package`` is not installed (or does not
+    import): ``provider_unavailable``, with the install line of the ``extra`` that brings it."""
+    return LLMGenerateError(
+        f"the {provider} provider needs the {package!r} package: " + install_hint(extra),
+        reason="provider_unavailable",
+        provider=provider,
+    )
 
 
 class LazySDK:
@@ -37,10 +47,5 @@ class LazySDK:
                 try:
                     self._loaded = importlib.import_module(self.module)
                 except ImportError as err:
-                    raise LLMGenerateError(
-                        f"the {self.provider} provider needs the {self.package!r} package: "
-                        + install_hint(self.extra),
-                        reason="provider_unavailable",
-                        provider=self.provider,
-                    ) from err
+                    raise sdk_unavailable(self.provider, self.package, self.extra) from err
             return self._loaded

@@ -32,7 +32,14 @@ from dataclasses import dataclass
 from typing import Protocol, cast, runtime_checkable
 
 from scriptorium.errors import LLMGenerateError, ScriptoriumError
-from scriptorium.llm.client import AsyncClient, Client, StreamItem, TokenCounter, supports
+from scriptorium.llm.client import (
+    AsyncClient,
+    Client,
+    StreamItem,
+    TokenCounter,
+    agenerate_with,
+    supports,
+)
 from scriptorium.llm.model import LLMRequest, LLMResponse, Uncounted
 from scriptorium.llm.streaming import astream_of, response_pieces, stream_of
 from scriptorium.usecase.boundary import LLMBoundary, checked_repair
@@ -217,7 +224,7 @@ class _Preparing(_IO):
     async def arun(self) -> Plan:
         if not heavy_to_prepare(self.origin):
             return self.run()
-        import asyncio  # as in _Generating
+        import asyncio  # not at module level: loaded by now, and slow to import for sync use
 
         return await asyncio.to_thread(self.run)
 
@@ -252,14 +259,9 @@ class _Generating(_IO):
         return client.generate(self.request)
 
     async def arun(self) -> LLMResponse:
-        sync_client, async_client = self.callees.kinds()
-        if async_client is not None:
-            return await async_client.agenerate(self.request)
-        if sync_client is not None:
-            import asyncio  # not at module level: loaded by now, and slow to import for sync use
-
-            return await asyncio.to_thread(sync_client.generate, self.request)
-        raise _no_generate()
+        if self.callees.kinds() == (None, None):
+            raise _no_generate()
+        return await agenerate_with(self.callees.client, self.request)
 
 
 def _no_generate() -> LLMGenerateError:
@@ -299,7 +301,7 @@ def count_tokens(plan: Plan, client: object) -> int | Uncounted | None:
 async def _arepair(repairer: OutputRepairer, context: RepairContext) -> RepairResult:
     if isinstance(repairer, AsyncOutputRepairer):
         return await repairer.arepair(context)
-    import asyncio  # as in _Generating
+    import asyncio  # as in _Preparing
 
     return await asyncio.to_thread(repairer.repair, context)
 
