@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scriptorium.validate.parse import ParseOutcome, parse_strict
+from scriptorium.validate.json.strict import ParseOutcome, parse_strict
 
 
 def _keyword(outcome: ParseOutcome) -> str:
