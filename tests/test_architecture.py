@@ -1112,3 +1112,16 @@ def test_the_llm_layer_reports_through_its_port_and_imports_no_observer() -> Non
         if imported == "scriptorium.observe" or imported.startswith("scriptorium.observe.")
     )
     assert not bad, bad
+
+
+def test_the_json_readers_import_nothing_of_the_schema_package() -> None:
+    """``validate/json/`` reads text into values and knows no schema: the schema validator calls the
+    readers (a schema only reaches them as a ``schema_check`` callable), never the other way."""
+    bad = sorted(
+        f"{path.relative_to(PACKAGE)}: {imported}"
+        for path in (PACKAGE / "validate" / "json").rglob("*.py")
+        for imported in _imports(path)
+        if imported == "scriptorium.validate.schema"
+        or imported.startswith("scriptorium.validate.schema.")
+    )
+    assert not bad, bad

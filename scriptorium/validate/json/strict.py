@@ -24,7 +24,7 @@ from scriptorium.validate.json.readings import Budget
 from scriptorium.validate.json.tolerant.cursor import MAX_DEPTH
 from scriptorium.validate.model import ValidationIssue
 
-__all__ = ["DEFAULT_MAX_CHARS", "MAX_DEPTH", "ParseOutcome", "parse_lenient", "parse_strict"]
+__all__ = ["DEFAULT_MAX_CHARS", "parse_lenient", "parse_strict"]
 
 #: Texts longer than this (in characters) are refused with keyword ``"size"``.
 DEFAULT_MAX_CHARS = 4_000_000

@@ -22,12 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import ValidationError, translate
 from scriptorium.hashing import hash_json
-from scriptorium.validate.json.strict import (
-    DEFAULT_MAX_CHARS,
-    ParseOutcome,
-    parse_lenient,
-    parse_strict,
-)
+from scriptorium.validate.json.outcome import ParseOutcome
+from scriptorium.validate.json.strict import DEFAULT_MAX_CHARS, parse_lenient, parse_strict
 from scriptorium.validate.model import (
     LoadedSchema,
     OutputContract,
