@@ -2,7 +2,7 @@
 
 python -m bench.lenient            # sizes 10k, 40k, 160k characters, 3 repeats (a few minutes)
 python -m bench.lenient --smoke    # small sizes, one repeat: proves it still runs (CI)
-python -m bench.lenient --corpora  # recall and wrong values on tests/validate/corpora, beside
+python -m bench.lenient --corpora  # recall and wrong values on tests/validate/json/corpora, beside
                                    # json_repair's (when installed; not a dependency)
 
 Each family is a text built to a target size: realistic outputs with one slip repeated through
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.stats import format_table, machine
-from scriptorium.validate.lenient import recover
-from scriptorium.validate.readings import Budget
-from scriptorium.validate.tolerant.cursor import MAX_DEPTH
+from scriptorium.validate.json.lenient import recover
+from scriptorium.validate.json.readings import Budget
+from scriptorium.validate.json.tolerant.cursor import MAX_DEPTH
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ def _json_repair() -> Callable[[str], tuple[bool, object]] | None:
 def corpora() -> int:
     """Per corpus and reader: clear cases recovered, wrong values on clear cases, values given
     where a refusal is due."""
-    from scriptorium.validate.parse import parse_lenient
+    from scriptorium.validate.json.strict import parse_lenient
 
     def ours(text: str) -> tuple[bool, object]:
         outcome = parse_lenient(text)

@@ -13,7 +13,7 @@ Three tables:
 2. **Client CPU per streamed run** (``time.process_time``, the server runs in another process):
    the bare SDK reading the stream and ``json.loads`` + a compiled validator at the end, against
    ``engine.stream`` (events, partial values, validation, result).
-3. **Partial parsing cost**: :class:`scriptorium.validate.partial.PartialJSON` fed outputs of
+3. **Partial parsing cost**: :class:`scriptorium.validate.json.partial.PartialJSON` fed outputs of
    growing size in 4-character chunks: characters re-parsed per output character and µs per KiB
    stay flat as the output grows (linear cost), where re-parsing every chunk would grow with it.
 
@@ -199,7 +199,7 @@ def _paired(ours: list[float], floor: list[float], fn: Callable[[float, float], 
 
 def partial_cost(sizes: Sequence[int], repeats: int) -> list[list[str]]:
     """Rows of table 3: output size, re-parsed characters per character, µs per KiB, partials."""
-    from scriptorium.validate.partial import PartialJSON
+    from scriptorium.validate.json.partial import PartialJSON
 
     rows = []
     item = {"description": "Ergonomic office chair, black", "quantity": 3, "unit_price": 289.0}

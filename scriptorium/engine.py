@@ -88,7 +88,7 @@ class Engine:
         from scriptorium.promptdef.files import FileRepository as PromptFiles
         from scriptorium.usecase.repair import DefaultOutputRepairer
         from scriptorium.usecase.runner import Runner
-        from scriptorium.validate.schema import SchemaValidator
+        from scriptorium.validate.schema.validator import SchemaValidator
 
         self.root = _directory(root, "root")
         prompts_dir = self.root / "prompts"
@@ -522,7 +522,7 @@ class Engine:
         from scriptorium.evals.report import TestReport
         from scriptorium.profile.files import FileRepository as ProfileFiles
         from scriptorium.promptdef.files import FileRepository as PromptFiles
-        from scriptorium.validate.schema import SchemaValidator
+        from scriptorium.validate.schema.validator import SchemaValidator
 
         with open_reference(against, self.root) as reference:  # a bad REF costs nothing
             after = self._suite_report(self.prompts, self.profiles, prompts, profiles, **options)

@@ -57,8 +57,8 @@ ADAPTER_MODULES = (
     "scriptorium.artifact.memory",
     "scriptorium.prompt.jinja",
     "scriptorium.prompt._sandbox",
-    "scriptorium.validate.schema",
-    "scriptorium.validate.parse",
+    "scriptorium.validate.schema.validator",
+    "scriptorium.validate.json.strict",
     *PROVIDER_MODULES,
     "scriptorium.llm.router",
     "scriptorium.llm.retry",
@@ -231,6 +231,23 @@ def test_import_scriptorium_is_light() -> None:
         assert heavy not in loaded
 
 
+def test_the_schema_package_loads_its_validator_only_when_asked() -> None:
+    """``scriptorium.validate.schema`` names ``SchemaValidator`` lazily: importing the package or
+    its helpers (``refs``, ``patterns``) loads neither the validator module nor jsonschema, and the
+    name, once asked for, is the class ``scriptorium.validate`` gives."""
+    loaded = _modules_after(
+        "import scriptorium.validate.schema, scriptorium.validate.schema.refs, "
+        "scriptorium.validate.schema.patterns"
+    )
+    assert "jsonschema" not in loaded
+    assert "scriptorium.validate.schema.validator" not in loaded
+    from scriptorium import validate
+    from scriptorium.validate import schema
+
+    assert schema.SchemaValidator is validate.SchemaValidator
+    assert schema.SchemaValidator.__module__ == "scriptorium.validate.schema.validator"
+
+
 def test_engine_and_testing_do_not_load_provider_sdks() -> None:
     """Building an Engine and the testing kit never imports a provider SDK."""
     loaded = _modules_after(
@@ -315,7 +332,7 @@ TRANSITIVE_ADAPTERS = (
     "scriptorium.artifact.files",
     "scriptorium.prompt.jinja",
     "scriptorium.prompt._sandbox",
-    "scriptorium.validate.schema",
+    "scriptorium.validate.schema.validator",
     # the composition root and the entry points
     "scriptorium.engine",
     "scriptorium.cli",
@@ -1053,6 +1070,7 @@ PUBLIC_SURFACE: dict[str, tuple[str, ...]] = {
         "StreamEvent",
         "TextDelta",
     ),
+    "scriptorium.validate.schema": ("SchemaValidator",),
     "scriptorium.validate": (
         "LoadedSchema",
         "OutputContract",
@@ -1168,5 +1186,18 @@ def test_the_llm_layer_reports_through_its_port_and_imports_no_observer() -> Non
         for path in (PACKAGE / "llm").rglob("*.py")
         for imported in _imports(path)
         if imported == "scriptorium.observe" or imported.startswith("scriptorium.observe.")
+    )
+    assert not bad, bad
+
+
+def test_the_json_readers_import_nothing_of_the_schema_package() -> None:
+    """``validate/json/`` reads text into values and knows no schema: the schema validator calls the
+    readers (a schema only reaches them as a ``schema_check`` callable), never the other way."""
+    bad = sorted(
+        f"{path.relative_to(PACKAGE)}: {imported}"
+        for path in (PACKAGE / "validate" / "json").rglob("*.py")
+        for imported in _imports(path)
+        if imported == "scriptorium.validate.schema"
+        or imported.startswith("scriptorium.validate.schema.")
     )
     assert not bad, bad

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from scriptorium.evals.model import Expect
 from scriptorium.evals.report import ExpectationFailure
-from scriptorium.validate.patterns import search
+from scriptorium.validate.schema.patterns import search
 
 if TYPE_CHECKING:
     from scriptorium.usecase.model import RunResult

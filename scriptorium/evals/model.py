@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scriptorium.profile.model import PROFILE_NAME_PATTERN
-from scriptorium.validate.patterns import UnsafePattern, check
+from scriptorium.validate.schema.patterns import UnsafePattern, check
 
 __all__ = [
     "MAX_REPEAT",

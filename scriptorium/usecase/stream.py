@@ -47,7 +47,7 @@ from scriptorium.usecase.offload import judged
 from scriptorium.usecase.repair import RepairResult
 from scriptorium.usecase.unicode import replace_surrogates
 from scriptorium.usecase.watch import RunWatch
-from scriptorium.validate.partial import PartialJSON
+from scriptorium.validate.json.partial import PartialJSON
 
 __all__ = ["AsyncRunStream", "RunStream", "StreamedRun"]
 

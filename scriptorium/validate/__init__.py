@@ -12,7 +12,7 @@ from scriptorium.validate.model import (
 from scriptorium.validate.validator import Validator
 
 if TYPE_CHECKING:
-    from scriptorium.validate.schema import SchemaValidator
+    from scriptorium.validate.schema.validator import SchemaValidator
 
 __all__ = [
     "LoadedSchema",
@@ -23,4 +23,4 @@ __all__ = [
     "Validator",
 ]
 
-__getattr__ = lazy_getattr(__name__, {"SchemaValidator": "schema"})
+__getattr__ = lazy_getattr(__name__, {"SchemaValidator": "schema.validator"})

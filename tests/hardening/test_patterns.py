@@ -15,8 +15,8 @@ from scriptorium import RunRequest
 from scriptorium.errors import InvalidRequestError, ValidationError
 from scriptorium.testing import FakeClient
 from scriptorium.validate.model import OutputContract
-from scriptorium.validate.patterns import backtracking_safe, search, uses_re2
 from scriptorium.validate.schema import SchemaValidator
+from scriptorium.validate.schema.patterns import backtracking_safe, search, uses_re2
 from tests.conftest import RunnerFactory
 from tests.hardening.isolated import run_isolated
 

@@ -540,7 +540,7 @@ def recall(
     """Per family: (cases, recovered or refused as due, wrong values), over ``samples`` cases per
     family, each with up to two other recoverable families beside it. Cases not as due are
     appended to ``misses`` with what the reader made of them."""
-    from scriptorium.validate.parse import parse_lenient
+    from scriptorium.validate.json.strict import parse_lenient
 
     rng = random.Random(seed)
     table: dict[str, tuple[int, int, int]] = {}

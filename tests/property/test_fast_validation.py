@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.validate.fast import fast_acceptor
 from scriptorium.validate.model import OutputContract
 from scriptorium.validate.schema import SchemaValidator
+from scriptorium.validate.schema.fast import fast_acceptor
 
 pytest.importorskip("jsonschema_rs")
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from scriptorium.validate.parse import parse_lenient
+from scriptorium.validate.json.strict import parse_lenient
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|true|false|null|-?[0-9][0-9.eE+\-]*|\s+')
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from scriptorium.validate.parse import parse_lenient
+from scriptorium.validate.json.strict import parse_lenient
 from tests.property.damage import FAMILIES, NEVER, RECOVERABLE, recall, same_value, write
 
 _text = st.text(st.characters(codec="utf-8"), max_size=10)

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from scriptorium.validate.parse import parse_lenient
+from scriptorium.validate.json.strict import parse_lenient
 from tests.property.test_lenient_corruptions import CORRUPTIONS, Token, schema_for, tokens
 
 Corruption = Callable[[str, list[Token], Any], list[str]]

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.validate.lenient import recover
-from scriptorium.validate.readings import RUN_COST, WORK_PER_CHAR, Budget, OutOfWork
-from scriptorium.validate.tolerant.cursor import MAX_DEPTH
+from scriptorium.validate.json.lenient import recover
+from scriptorium.validate.json.readings import RUN_COST, WORK_PER_CHAR, Budget, OutOfWork
+from scriptorium.validate.json.tolerant.cursor import MAX_DEPTH
 from tests.property.test_lenient_corruptions import CORRUPTIONS, tokens, values
 
 # Pieces adversarial texts are built from: brackets of both kinds, every kind of quote, commas,

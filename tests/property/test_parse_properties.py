@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.validate.parse import parse_lenient, parse_strict
+from scriptorium.validate.json.strict import parse_lenient, parse_strict
 
 FAST = settings(max_examples=150, deadline=None)
 

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scriptorium.validate.partial import EAGER_BYTES, PartialJSON
+from scriptorium.validate.json.partial import EAGER_BYTES, PartialJSON
 
 _SCALARS = (
     st.none()

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium.validate.tolerant.cursor import CLOSING, INLINE_SPACE, Cursor, ReadError
-from scriptorium.validate.tolerant.keys import KEY_NUMBER, QUOTED_KEY
-from scriptorium.validate.tolerant.literals import IDENT, KEY_WORD, LITERALS, is_number_start
-from scriptorium.validate.tolerant.quotes import QUOTES
-from scriptorium.validate.tolerant.strings import PYTHON_PREFIX
+from scriptorium.validate.json.tolerant.cursor import CLOSING, INLINE_SPACE, Cursor, ReadError
+from scriptorium.validate.json.tolerant.keys import KEY_NUMBER, QUOTED_KEY
+from scriptorium.validate.json.tolerant.literals import IDENT, KEY_WORD, LITERALS, is_number_start
+from scriptorium.validate.json.tolerant.quotes import QUOTES
+from scriptorium.validate.json.tolerant.strings import PYTHON_PREFIX
 
 __all__ = ["after_close", "close_empty", "starts_value", "wrong_closer"]
 

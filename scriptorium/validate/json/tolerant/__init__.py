@@ -5,7 +5,7 @@ accepts is recorded in ``fixes`` under a stable name (``internal_docs/validation
 
 Where a slip can be read two ways, the reader does not guess: it asks :meth:`.cursor.Cursor.choose`, which
 follows the ``choices`` it was given and records in ``points`` how many alternatives each spot had.
-:mod:`scriptorium.validate.readings` runs the reader once per combination, so every plausible
+:mod:`scriptorium.validate.json.readings` runs the reader once per combination, so every plausible
 reading of a text is known and the lenient parser can apply its rule (one value, or the one the
 schema accepts). The spots that branch:
 

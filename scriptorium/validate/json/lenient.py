@@ -1,6 +1,6 @@
 """Lenient recovery: finding the value a model meant in text that is not JSON.
 
-Entered by :func:`scriptorium.validate.parse.parse_lenient` once strict parsing has failed. The rule:
+Entered by :func:`.strict.parse_lenient` once strict parsing has failed. The rule:
 a fix is applied when every plausible reading of the text gives the same value; when readings differ,
 only if the schema accepts exactly one of them; otherwise the output is invalid (``ambiguous`` or
 ``parse``). In order:
@@ -31,12 +31,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scriptorium.validate.json.outcome import ParseOutcome, failed, issue
+from scriptorium.validate.json.readings import Budget, OutOfWork, Reading, explore, plausible
+from scriptorium.validate.json.tolerant.cursor import ReadError
+from scriptorium.validate.json.tolerant.quotes import QUOTES
+from scriptorium.validate.json.tolerant.reader import Reader
 from scriptorium.validate.model import ValidationIssue
-from scriptorium.validate.outcome import ParseOutcome, failed, issue
-from scriptorium.validate.readings import Budget, OutOfWork, Reading, explore, plausible
-from scriptorium.validate.tolerant.cursor import ReadError
-from scriptorium.validate.tolerant.quotes import QUOTES
-from scriptorium.validate.tolerant.reader import Reader
 
 __all__ = ["FIXES", "REASONING_TAGS", "recover"]
 

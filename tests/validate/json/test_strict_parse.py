@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scriptorium.validate.parse import ParseOutcome, parse_strict
+from scriptorium.validate.json.outcome import ParseOutcome
+from scriptorium.validate.json.strict import parse_strict
 
 
 def _keyword(outcome: ParseOutcome) -> str:

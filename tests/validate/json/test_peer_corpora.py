@@ -1,6 +1,6 @@
 """Other projects' parser test inputs, labelled by what a careful reader would make of them.
 
-Each file under ``tests/validate/corpora/`` names where its inputs come from (repository, path,
+Each file under ``tests/validate/json/corpora/`` names where its inputs come from (repository, path,
 commit, licence). Only the inputs are taken; each case is labelled here, whatever the other
 project's test expects: ``valid`` (JSON, passes unchanged), ``clear`` (one reading: must be
 recovered), ``pinned`` (clear to a reader, refused by a documented rule of ours), ``refuse`` (cut
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from scriptorium.validate.parse import parse_lenient
+from scriptorium.validate.json.strict import parse_lenient
 
 CORPORA = sorted((Path(__file__).parent / "corpora").glob("*.json"))
 RECALL_FLOOR = 0.95

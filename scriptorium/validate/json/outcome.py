@@ -16,7 +16,7 @@ class ParseOutcome:
 
     ``fixes`` names what the lenient parser had to change (empty for valid JSON). ``mode`` says how
     the value was obtained: ``"strict"`` when the text was valid JSON (also under
-    :func:`~scriptorium.validate.parse.parse_lenient`), ``"lenient"`` when recovery was needed or
+    :func:`~.strict.parse_lenient`), ``"lenient"`` when recovery was needed or
     attempted and failed.
     """
 

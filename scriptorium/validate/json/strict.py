@@ -4,7 +4,7 @@ Both parsers return a :class:`ParseOutcome` and never raise, whatever the text: 
 nesting deeper than ``max_depth``, non-finite numbers and syntax errors are issues in the outcome.
 
 ``parse_strict`` is ``json.loads`` plus those bounds. ``parse_lenient`` tries strict first, so valid
-JSON passes through unchanged and with no fixes; otherwise :mod:`scriptorium.validate.lenient`
+JSON passes through unchanged and with no fixes; otherwise :mod:`scriptorium.validate.json.lenient`
 recovers the value the text unambiguously holds. How and why is written up in
 ``internal_docs/validation.md``.
 """
@@ -17,14 +17,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from scriptorium.validate.lenient import recover
+from scriptorium.validate.json.lenient import recover
+from scriptorium.validate.json.outcome import ParseOutcome, failed
+from scriptorium.validate.json.outcome import issue as _issue
+from scriptorium.validate.json.readings import Budget
+from scriptorium.validate.json.tolerant.cursor import MAX_DEPTH
 from scriptorium.validate.model import ValidationIssue
-from scriptorium.validate.outcome import ParseOutcome, failed
-from scriptorium.validate.outcome import issue as _issue
-from scriptorium.validate.readings import Budget
-from scriptorium.validate.tolerant.cursor import MAX_DEPTH
 
-__all__ = ["DEFAULT_MAX_CHARS", "MAX_DEPTH", "ParseOutcome", "parse_lenient", "parse_strict"]
+__all__ = ["DEFAULT_MAX_CHARS", "parse_lenient", "parse_strict"]
 
 #: Texts longer than this (in characters) are refused with keyword ``"size"``.
 DEFAULT_MAX_CHARS = 4_000_000

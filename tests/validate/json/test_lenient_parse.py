@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from scriptorium.validate import lenient, tolerant
-from scriptorium.validate.lenient import FIXES
-from scriptorium.validate.parse import parse_lenient
+from scriptorium.validate.json import lenient, tolerant
+from scriptorium.validate.json.lenient import FIXES
+from scriptorium.validate.json.strict import parse_lenient
 
 
 def test_valid_json_passes_through_unchanged_with_no_fixes() -> None:
@@ -98,7 +98,7 @@ def test_every_fix_has_an_example_and_is_documented() -> None:
     """The list of fix names is complete: each has an example above and a line in the docs, and
     every name the reader notes is on the list."""
     assert {fix for _, fix, _ in FIX_EXAMPLES} == set(FIXES)
-    docs = (Path(__file__).parents[2] / "internal_docs" / "validation.md").read_text("utf-8")
+    docs = (Path(__file__).parents[3] / "internal_docs" / "validation.md").read_text("utf-8")
     assert [fix for fix in FIXES if f"`{fix}`" not in docs] == []
     files = [*Path(tolerant.__file__).parent.glob("*.py"), Path(lenient.__file__)]
     source = "".join(path.read_text("utf-8") for path in files)

@@ -13,9 +13,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scriptorium.validate.tolerant.cursor import CLOSING, INLINE_SPACE, Cursor, ReadError
-from scriptorium.validate.tolerant.escapes import backslashes_are_text, escape_meant, read_escape
-from scriptorium.validate.tolerant.quotes import (
+from scriptorium.validate.json.tolerant.cursor import CLOSING, INLINE_SPACE, Cursor, ReadError
+from scriptorium.validate.json.tolerant.escapes import (
+    backslashes_are_text,
+    escape_meant,
+    read_escape,
+)
+from scriptorium.validate.json.tolerant.quotes import (
     CLOSERS,
     MIXED_CLOSERS,
     PLAIN_RUN,

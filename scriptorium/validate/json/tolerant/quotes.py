@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from scriptorium.validate.tolerant.cursor import INLINE_SPACE, Cursor, ReadError
-from scriptorium.validate.tolerant.literals import IDENT, KEY_WORD, LITERALS
+from scriptorium.validate.json.tolerant.cursor import INLINE_SPACE, Cursor, ReadError
+from scriptorium.validate.json.tolerant.literals import IDENT, KEY_WORD, LITERALS
 
 __all__ = [
     "CLOSERS",

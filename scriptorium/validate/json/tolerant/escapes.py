@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from scriptorium.validate.tolerant.cursor import Cursor, ReadError
+from scriptorium.validate.json.tolerant.cursor import Cursor, ReadError
 
 __all__ = ["backslashes_are_text", "escape_meant", "read_escape"]
 

@@ -1,7 +1,7 @@
 """``SchemaValidator``: the ``Validator`` adapter over ``jsonschema`` (imported here, lazily).
 
 Loading checks a schema against the metaschema of its draft (``$schema``; 2020-12 by default),
-resolves every ``$ref`` inside the prompts root (:mod:`scriptorium.validate.refs`) and compiles it
+resolves every ``$ref`` inside the prompts root (:mod:`.refs`) and compiles it
 once; compiled validators are cached by schema hash, files by (path, mtime, size). Validating a
 valid output for a cached schema costs one parse and one ``is_valid``; the full error list is built
 only for invalid outputs. See ``internal_docs/validation.md``.
@@ -22,23 +22,29 @@ from typing import TYPE_CHECKING, Any
 
 from scriptorium.errors import ValidationError, translate
 from scriptorium.hashing import hash_json
-from scriptorium.validate.fast import Acceptor, fast_acceptor
-from scriptorium.validate.formats import format_checker
+from scriptorium.validate.json.outcome import ParseOutcome
+from scriptorium.validate.json.strict import DEFAULT_MAX_CHARS, parse_lenient, parse_strict
 from scriptorium.validate.model import (
     LoadedSchema,
     OutputContract,
     ValidationIssue,
     ValidationResult,
 )
-from scriptorium.validate.parse import DEFAULT_MAX_CHARS, ParseOutcome, parse_lenient, parse_strict
-from scriptorium.validate.patterns import UnsafePattern, check, pattern_strings, safe_keywords
-from scriptorium.validate.schema_files import SchemaFiles, base_dir, check_json_data
+from scriptorium.validate.schema.fast import Acceptor, fast_acceptor
+from scriptorium.validate.schema.files import SchemaFiles, base_dir, check_json_data
+from scriptorium.validate.schema.formats import format_checker
+from scriptorium.validate.schema.patterns import (
+    UnsafePattern,
+    check,
+    pattern_strings,
+    safe_keywords,
+)
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
     from jsonschema.protocols import Validator as JsonSchemaValidator
 
-# jsonschema and referencing (through validate/refs.py) are imported when the first schema is
+# jsonschema and referencing (through validate/schema/refs.py) are imported when the first schema is
 # loaded, not with this module: the engine builds a validator for every run, and a prompt without
 # any schema never needs them (they are most of a cold `scriptorium run`'s imports).
 
@@ -56,7 +62,7 @@ class _Compiled:
     document: Any
     validator: JsonSchemaValidator
     referenced: bool = False  # compiled with other files: only valid for that bundle hash
-    #: ``jsonschema-rs`` saying "valid" (final) before ``jsonschema`` is asked; see validate/fast.py.
+    #: ``jsonschema-rs`` saying "valid" (final) before ``jsonschema`` is asked; see schema/fast.py.
     accept: Acceptor | None = None
 
     def is_valid(self, value: Any) -> bool:
@@ -128,7 +134,7 @@ class SchemaValidator:
             source = None
             document = ref
             check_json_data(document, None)
-            import scriptorium.validate.refs as refs
+            import scriptorium.validate.schema.refs as refs
 
             uri = refs.uri_of(f"{directory}/<inline>" if directory else "<inline>")
         else:
@@ -175,7 +181,7 @@ class SchemaValidator:
         from jsonschema.validators import validator_for
         from referencing.jsonschema import UnknownDialect, specification_with
 
-        import scriptorium.validate.refs as refs
+        import scriptorium.validate.schema.refs as refs
 
         dialect = document.get("$schema", _DEFAULT_DIALECT) if isinstance(document, dict) else None
         if dialect is not None and not isinstance(dialect, str):
@@ -331,7 +337,7 @@ _BROKEN = _BrokenValidator()
 
 @functools.cache
 def _linear_time(cls: type[JsonSchemaValidator]) -> type[JsonSchemaValidator]:
-    """``cls`` with its pattern keywords matching in linear time (validate/patterns.py)."""
+    """``cls`` with its pattern keywords matching in linear time (schema/patterns.py)."""
     import jsonschema.validators
 
     keywords = safe_keywords(dict(cls.VALIDATORS))
@@ -368,7 +374,7 @@ def _base_dir(relative_to: str | None) -> str:
 @functools.lru_cache(maxsize=1024)
 def _file_source(ref: str, directory: str) -> tuple[str, str]:
     """The root-relative path ``ref`` names from ``directory`` (checked lexically), and its URI."""
-    import scriptorium.validate.refs as refs
+    import scriptorium.validate.schema.refs as refs
 
     source = SchemaFiles.relative(ref, directory)
     return source, refs.uri_of(source)

@@ -12,8 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scriptorium.validate.tolerant.cursor import INLINE_SPACE, JSON_SPACE, Cursor, ReadError, clip
-from scriptorium.validate.tolerant.literals import (
+from scriptorium.validate.json.tolerant.cursor import (
+    INLINE_SPACE,
+    JSON_SPACE,
+    Cursor,
+    ReadError,
+    clip,
+)
+from scriptorium.validate.json.tolerant.literals import (
     KEY_WORD,
     LITERALS,
     NON_FINITE,
@@ -21,7 +27,7 @@ from scriptorium.validate.tolerant.literals import (
     WORDLIKE_LITERALS,
     spelled_literal,
 )
-from scriptorium.validate.tolerant.quotes import QUOTES, may_close
+from scriptorium.validate.json.tolerant.quotes import QUOTES, may_close
 
 __all__ = ["read_bare"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from scriptorium.validate.parse import parse_lenient
+from scriptorium.validate.json.strict import parse_lenient
 
 
 @dataclass(frozen=True)

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium.validate.tolerant.brackets import (
+from scriptorium.validate.json.tolerant.brackets import (
     after_close,
     close_empty,
     starts_value,
     wrong_closer,
 )
-from scriptorium.validate.tolerant.cursor import CLOSING, INLINE_SPACE, Cursor, ReadError, clip
-from scriptorium.validate.tolerant.keys import colon, key_follows, key_starts, read_key
-from scriptorium.validate.tolerant.literals import (
+from scriptorium.validate.json.tolerant.cursor import CLOSING, INLINE_SPACE, Cursor, ReadError, clip
+from scriptorium.validate.json.tolerant.keys import colon, key_follows, key_starts, read_key
+from scriptorium.validate.json.tolerant.literals import (
     DIGIT_WORD,
     IDENT,
     LITERALS,
@@ -30,8 +30,8 @@ from scriptorium.validate.tolerant.literals import (
     join_number,
     read_number,
 )
-from scriptorium.validate.tolerant.quotes import QUOTES
-from scriptorium.validate.tolerant.strings import (
+from scriptorium.validate.json.tolerant.quotes import QUOTES
+from scriptorium.validate.json.tolerant.strings import (
     PYTHON_PREFIX,
     concatenate,
     joined,
@@ -40,7 +40,7 @@ from scriptorium.validate.tolerant.strings import (
     read_prefixed,
     read_string,
 )
-from scriptorium.validate.tolerant.unquoted import read_bare
+from scriptorium.validate.json.tolerant.unquoted import read_bare
 
 __all__ = ["read_value"]
 

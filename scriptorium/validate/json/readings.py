@@ -1,6 +1,6 @@
 """Every plausible reading of one value in a text, within a work budget.
 
-The tolerant reader (:mod:`scriptorium.validate.tolerant`) reads one way per run; where a slip can be
+The tolerant reader (:mod:`.tolerant`) reads one way per run; where a slip can be
 read two ways it takes the alternative its ``choices`` name and records the spot. :func:`explore`
 runs it over every combination of alternatives (depth first, each combination once) and returns the
 readings that succeed. A reading that fails is not plausible; two that succeed with different values
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scriptorium.validate.tolerant.cursor import ReadError
-from scriptorium.validate.tolerant.reader import Reader
+from scriptorium.validate.json.tolerant.cursor import ReadError
+from scriptorium.validate.json.tolerant.reader import Reader
 
 __all__ = [
     "MAX_RUNS",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
-from scriptorium.validate.tolerant.cursor import INLINE_SPACE, Cursor, ReadError
-from scriptorium.validate.tolerant.literals import KEY_WORD, is_number_start
-from scriptorium.validate.tolerant.quotes import QUOTES, bare_value_follows, key_quote
-from scriptorium.validate.tolerant.strings import read_string
+from scriptorium.validate.json.tolerant.cursor import INLINE_SPACE, Cursor, ReadError
+from scriptorium.validate.json.tolerant.literals import KEY_WORD, is_number_start
+from scriptorium.validate.json.tolerant.quotes import QUOTES, bare_value_follows, key_quote
+from scriptorium.validate.json.tolerant.strings import read_string
 
 __all__ = ["KEY_NUMBER", "QUOTED_KEY", "colon", "key_follows", "key_starts", "read_key"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scriptorium.validate.tolerant.cursor import Cursor, ReadError
+from scriptorium.validate.json.tolerant.cursor import Cursor, ReadError
 
 __all__ = [
     "DIGIT_WORD",

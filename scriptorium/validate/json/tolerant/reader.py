@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scriptorium.validate.tolerant.containers import read_value
-from scriptorium.validate.tolerant.cursor import Cursor, ReadError
-from scriptorium.validate.tolerant.literals import IDENT, LITERALS, NON_FINITE
-from scriptorium.validate.tolerant.quotes import QUOTES
-from scriptorium.validate.tolerant.strings import joined
+from scriptorium.validate.json.tolerant.containers import read_value
+from scriptorium.validate.json.tolerant.cursor import Cursor, ReadError
+from scriptorium.validate.json.tolerant.literals import IDENT, LITERALS, NON_FINITE
+from scriptorium.validate.json.tolerant.quotes import QUOTES
+from scriptorium.validate.json.tolerant.strings import joined
 
 __all__ = ["Reader"]
 
