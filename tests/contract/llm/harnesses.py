@@ -117,6 +117,11 @@ class Harness:
     requests_to_verify: ClassVar[int] = 1
     #: What cannot be expressed, and why (the key is the capability).
     reasons: ClassVar[Mapping[str, str]] = {}
+    #: The route's options (a cloud platform's, an API's) that every request, profile and
+    #: verify carries.
+    options: ClassVar[Mapping[str, Any]] = {}
+    #: The key requests and verify carry (None: the route signs with other credentials).
+    sent_key: ClassVar[str | None] = KEY
 
     def __init__(self) -> None:
         self.clock = RetryClock()
@@ -137,8 +142,9 @@ class Harness:
         """A request this adapter serves."""
         base: dict[str, Any] = {
             "target": self.target(),
-            "api_key": KEY,
+            "api_key": self.sent_key,
             "messages": (Message(role="user", content=USER_TEXT),),
+            "options": dict(self.options),
         }
         base.update(fields)
         return LLMRequest(**base)
@@ -262,7 +268,13 @@ class Harness:
     def verify_as_set_up(self, key: str) -> Any:
         """The client's ``verify`` of :meth:`target` with ``key``, as the setup is now (through
         the route a platform harness's options choose)."""
-        return self.client.verify(self.target(), key)
+        sent = key if self.sent_key is not None else None
+        return self.client.verify(self.target(), sent, **self._route())
+
+    def _route(self) -> dict[str, Any]:
+        """The route's options as ``verify`` takes them (nothing without options: not every
+        client's ``verify`` takes them)."""
+        return {"options": dict(self.options)} if self.options else {}
 
 
 # --- the two SDK adapters against their loopback servers ----------------------------------------
@@ -324,13 +336,24 @@ class _HTTPHarness(Harness):
     def target(self) -> Target:
         return Target(provider=self.provider, model=self.model, endpoint=self.url)
 
+    #: Where the profile names its credential: ``api_key_env``, the option
+    #: ``access_token_env`` (a platform taking an access token), or None (a route that signs).
+    credential: ClassVar[str | None] = "api_key_env"
+
     def profile(self) -> dict[str, Any]:
-        return {
+        profile: dict[str, Any] = {
             "provider": self.provider,
             "model": self.model,
             "endpoint": self.url,
-            "api_key_env": KEY_ENV,
         }
+        options = dict(self.options)
+        if self.credential == "access_token_env":
+            options["access_token_env"] = KEY_ENV
+        if options:
+            profile["options"] = options
+        if self.credential == "api_key_env":
+            profile["api_key_env"] = KEY_ENV
+        return profile
 
     def _unsent(self, script: Callable[[Any], None], *, stream: bool) -> Answer:
         """The answer a fresh server of this kind gives for one scripted step: the servers' own
@@ -398,7 +421,7 @@ class _HTTPHarness(Harness):
 
     def verify(self) -> LLMResponse:
         self.answer("OK")
-        response: LLMResponse = self.client.verify(self.target(), KEY)
+        response: LLMResponse = self.client.verify(self.target(), self.sent_key, **self._route())
         return response
 
     def break_verify(self) -> str:
@@ -559,20 +582,6 @@ class ResponsesHarness(OpenAIHarness):
     terminators = (b"event: response.completed", b"event: response.incomplete")
     options: ClassVar[dict[str, Any]] = {"api": "responses"}
 
-    def request(self, **fields: Any) -> LLMRequest:
-        return super().request(**{"options": dict(self.options), **fields})
-
-    def profile(self) -> dict[str, Any]:
-        return {**super().profile(), "options": dict(self.options)}
-
-    def verify(self) -> LLMResponse:
-        self.answer("OK")
-        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
-        return response
-
-    def verify_as_set_up(self, key: str) -> Any:
-        return self.client.verify(self.target(), key, options=self.options)
-
     def wire_strategy(self) -> str:
         body = self.last_body()
         if "tools" in body:
@@ -702,26 +711,8 @@ class GeminiVertexHarness(GeminiHarness):
         "project": "contract",
         "location": "us-central1",
     }
-
-    def request(self, **fields: Any) -> LLMRequest:
-        # The key is the access token options.access_token_env names.
-        return super().request(**{"options": dict(self.options), **fields})
-
-    def profile(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "endpoint": self.url,
-            "options": {**self.options, "access_token_env": KEY_ENV},
-        }
-
-    def verify(self) -> LLMResponse:
-        self.answer("OK")
-        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
-        return response
-
-    def verify_as_set_up(self, key: str) -> Any:
-        return self.client.verify(self.target(), key, options=self.options)
+    # The key is the access token options.access_token_env names.
+    credential = "access_token_env"
 
 
 #: The AWS credentials the Bedrock harness signs with (the standard chain's environment link).
@@ -739,6 +730,9 @@ class BedrockHarness(AnthropicHarness):
     path = f"/model/{model}/invoke"
     stream_path = f"/model/{model}/invoke-with-response-stream"
     options: ClassVar[dict[str, Any]] = {"platform": "bedrock", "region": "us-east-1"}
+    # Signed with the AWS chain: no key travels, none is named.
+    sent_key = None
+    credential = None
     reasons: ClassVar[Mapping[str, str]] = {
         "count_tokens": "AnthropicBedrock has no token-counting route (runs get the local "
         "estimate: tests/llm/anthropic/test_platforms.py)"
@@ -746,28 +740,8 @@ class BedrockHarness(AnthropicHarness):
 
     server: FakeBedrockServer
 
-    def request(self, **fields: Any) -> LLMRequest:
-        # Signed with the AWS chain: no key travels.
-        return super().request(**{"api_key": None, "options": dict(self.options), **fields})
-
-    def profile(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "endpoint": self.url,
-            "options": dict(self.options),
-        }
-
     def provider_count(self, tokens: int) -> bool:
         self.cannot("count_tokens")
-
-    def verify(self) -> LLMResponse:
-        self.answer("OK")
-        response: LLMResponse = self.client.verify(self.target(), None, options=self.options)
-        return response
-
-    def verify_as_set_up(self, key: str) -> Any:
-        return self.client.verify(self.target(), None, options=self.options)
 
 
 class BedrockConverseHarness(BedrockHarness):
@@ -845,27 +819,10 @@ class VertexHarness(AnthropicHarness):
         "region": "us-east5",
     }
 
+    # The key is the access token options.access_token_env names.
+    credential = "access_token_env"
+
     server: FakeVertexServer
-
-    def request(self, **fields: Any) -> LLMRequest:
-        # The key is the access token options.access_token_env names.
-        return super().request(**{"options": dict(self.options), **fields})
-
-    def profile(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "endpoint": self.url,
-            "options": {**self.options, "access_token_env": KEY_ENV},
-        }
-
-    def verify(self) -> LLMResponse:
-        self.answer("OK")
-        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
-        return response
-
-    def verify_as_set_up(self, key: str) -> Any:
-        return self.client.verify(self.target(), key, options=self.options)
 
 
 class AzureHarness(OpenAIHarness):
@@ -888,20 +845,6 @@ class AzureHarness(OpenAIHarness):
         return Target(
             provider=self.provider, model=self.model, endpoint=self.url, api_key_env=KEY_ENV
         )
-
-    def request(self, **fields: Any) -> LLMRequest:
-        return super().request(**{"options": dict(self.options), **fields})
-
-    def profile(self) -> dict[str, Any]:
-        return {**super().profile(), "options": dict(self.options)}
-
-    def verify(self) -> LLMResponse:
-        self.answer("OK")
-        response: LLMResponse = self.client.verify(self.target(), KEY, options=self.options)
-        return response
-
-    def verify_as_set_up(self, key: str) -> Any:
-        return self.client.verify(self.target(), key, options=self.options)
 
 
 class AzureResponsesHarness(AzureHarness):
