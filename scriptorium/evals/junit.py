@@ -21,6 +21,7 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from datetime import UTC
 from typing import Any, Literal
 
@@ -148,35 +149,60 @@ def _errored(case: CaseReport) -> bool:
 
 def _testsuite(parent: ET.Element, group: GroupReport, timestamp: str) -> None:
     elapsed = sum(o.latency_ms or 0.0 for c in group.cases for o in c.outcomes)
+    suite = _suite_element(
+        parent,
+        name=f"{group.prompt} [{group.profile}]",
+        tests=len(group.cases),
+        failures=sum(_failed(c) for c in group.cases),
+        errors=sum(_errored(c) for c in group.cases),
+        time=_seconds(elapsed),
+        timestamp=timestamp,
+        figures={
+            "pass_rate": group.pass_rate,
+            "pass_hat_k": group.pass_hat_k,
+            "pass_at_k": group.pass_at_k,
+            "cost_micro": group.cost_micro,
+            "judge_cost_micro": group.judge_cost_micro,
+            "gateway_cost_micro": group.gateway_cost_micro,
+            "latency_p50_ms": group.latency_p50_ms,
+            "latency_p95_ms": group.latency_p95_ms,
+        },
+    )
+    for case in group.cases:
+        _testcase(suite, case)
+
+
+def _suite_element(
+    parent: ET.Element,
+    *,
+    name: str,
+    tests: int,
+    failures: int,
+    errors: int,
+    time: str,
+    timestamp: str,
+    figures: Mapping[str, object],
+) -> ET.Element:
+    """A ``testsuite`` element under ``parent`` with the attributes the Jenkins schema asks
+    for, and ``figures`` as its properties."""
     suite = ET.SubElement(
         parent,
         "testsuite",
         {
-            "name": f"{group.prompt} [{group.profile}]",
-            "tests": str(len(group.cases)),
-            "failures": str(sum(_failed(c) for c in group.cases)),
-            "errors": str(sum(_errored(c) for c in group.cases)),
+            "name": name,
+            "tests": str(tests),
+            "failures": str(failures),
+            "errors": str(errors),
             "skipped": "0",
-            "time": _seconds(elapsed),
+            "time": time,
             "timestamp": timestamp,
             "hostname": "localhost",
         },
     )
     properties = ET.SubElement(suite, "properties")
-    figures = {
-        "pass_rate": group.pass_rate,
-        "pass_hat_k": group.pass_hat_k,
-        "pass_at_k": group.pass_at_k,
-        "cost_micro": group.cost_micro,
-        "judge_cost_micro": group.judge_cost_micro,
-        "gateway_cost_micro": group.gateway_cost_micro,
-        "latency_p50_ms": group.latency_p50_ms,
-        "latency_p95_ms": group.latency_p95_ms,
-    }
-    for name, value in figures.items():
-        ET.SubElement(properties, "property", {"name": name, "value": str(value)})
-    for case in group.cases:
-        _testcase(suite, case)
+    for figure, value in figures.items():
+        ET.SubElement(properties, "property", {"name": figure, "value": str(value)})
+    return suite
 
 
 def junit_xml(report: TestReport) -> bytes:
@@ -226,38 +252,30 @@ def _comparison_suite(root: ET.Element, comparison: VersionComparison, timestamp
     when a ``must_pass`` case regressed) and one for the paired test (a ``failure`` when the
     candidate is worse), so the file fails exactly when the comparison does; the totals of
     ``testsuites`` count them too."""
-    suite = ET.SubElement(
+    suite = _suite_element(
         root,
-        "testsuite",
-        {
-            "name": f"against {comparison.against}",
-            "tests": str(len(comparison.cases) + 1),
-            "failures": str(len(comparison.must_pass_regressed) + int(comparison.worse)),
-            "errors": "0",
-            "skipped": "0",
-            "time": "0.000",
-            "timestamp": timestamp,
-            "hostname": "localhost",
+        name=f"against {comparison.against}",
+        tests=len(comparison.cases) + 1,
+        failures=len(comparison.must_pass_regressed) + int(comparison.worse),
+        errors=0,
+        time="0.000",
+        timestamp=timestamp,
+        figures={
+            "revision": comparison.revision,
+            "fixed": comparison.fixed,
+            "regressed": comparison.regressed,
+            "same": comparison.same,
+            "passed_before": comparison.passed_before,
+            "passed_after": comparison.passed_after,
+            "cost_micro_before": comparison.cost_micro_before,
+            "cost_micro_after": comparison.cost_micro_after,
+            "latency_p50_ms_before": comparison.latency_p50_ms_before,
+            "latency_p50_ms_after": comparison.latency_p50_ms_after,
+            "fixed_pairs": comparison.fixed_pairs,
+            "regressed_pairs": comparison.regressed_pairs,
+            "p_value": comparison.p_value,
         },
     )
-    properties = ET.SubElement(suite, "properties")
-    figures = {
-        "revision": comparison.revision,
-        "fixed": comparison.fixed,
-        "regressed": comparison.regressed,
-        "same": comparison.same,
-        "passed_before": comparison.passed_before,
-        "passed_after": comparison.passed_after,
-        "cost_micro_before": comparison.cost_micro_before,
-        "cost_micro_after": comparison.cost_micro_after,
-        "latency_p50_ms_before": comparison.latency_p50_ms_before,
-        "latency_p50_ms_after": comparison.latency_p50_ms_after,
-        "fixed_pairs": comparison.fixed_pairs,
-        "regressed_pairs": comparison.regressed_pairs,
-        "p_value": comparison.p_value,
-    }
-    for name, value in figures.items():
-        ET.SubElement(properties, "property", {"name": name, "value": str(value)})
     for change in comparison.cases:
         element = ET.SubElement(
             suite,

@@ -4,28 +4,10 @@ the values seen, and without the flag collects nothing and imports nothing of sc
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.e2e.pytest_runs import run_pytest
 from tests.evals.project import make_project, write_tests
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _project(tmp_path: Path) -> Path:
@@ -49,7 +31,7 @@ def _project(tmp_path: Path) -> Path:
 
 def test_pytest_scriptorium_runs_every_case_as_a_test(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    done = _pytest(root, "--scriptorium", "-p", "scriptorium.pytest_plugin", "-v")
+    done = run_pytest(root, "--scriptorium", "-p", "scriptorium.pytest_plugin", "-v")
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
     assert "prompts/contact.tests.yaml::right person[good] PASSED" in out
@@ -66,7 +48,7 @@ def test_pytest_scriptorium_runs_every_case_as_a_test(tmp_path: Path) -> None:
 def test_profiles_given_to_pytest_make_the_matrix(tmp_path: Path) -> None:
     root = _project(tmp_path)
     args = ["--scriptorium", "--scriptorium-profile", "good", "--scriptorium-profile", "bad"]
-    done = _pytest(root, *args, "prompts/contact.tests.yaml", "-v")
+    done = run_pytest(root, *args, "prompts/contact.tests.yaml", "-v")
     assert "right person[good] PASSED" in done.stdout, done.stdout + done.stderr
     assert "right person[bad] FAILED" in done.stdout
     assert "3 failed, 1 passed" in done.stdout  # the wrong person fails on both
@@ -83,7 +65,7 @@ def test_without_the_flag_the_plugin_collects_nothing(tmp_path: Path) -> None:
         "    assert 'yaml' not in sys.modules and 'jinja2' not in sys.modules\n",
         "utf-8",
     )
-    done = _pytest(root, "-p", "scriptorium.pytest_plugin", "-v")
+    done = run_pytest(root, "-p", "scriptorium.pytest_plugin", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert ".tests.yaml" not in done.stdout
@@ -92,7 +74,7 @@ def test_without_the_flag_the_plugin_collects_nothing(tmp_path: Path) -> None:
 def test_a_broken_tests_file_is_a_collection_error(tmp_path: Path) -> None:
     root = _project(tmp_path)
     write_tests(root, "note", "cases: [{name: a, expect: {bogus: 1}}]")
-    done = _pytest(root, "--scriptorium", "-p", "scriptorium.pytest_plugin")
+    done = run_pytest(root, "--scriptorium", "-p", "scriptorium.pytest_plugin")
     assert done.returncode != 0
     assert (
         "prompt_load: tests file prompts/note.tests.yaml: cases[0].expect.bogus: unknown key"

@@ -6,33 +6,21 @@ the paired test over the session, which fails the session when the candidate is 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.pytest_runs import run_pytest
 from tests.evals.project import BAD, GOOD, fake, make_project, write_tests
 from tests.evals.test_compare import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_pytest(root, *args, timeout_s=300)
 
 
 TESTS = """
