@@ -90,9 +90,9 @@ def floor_sync(url: str) -> SyncCall:
     return call
 
 
-async def floor_async(url: str) -> AsyncPair:
-    anthropic, validator, messages = _floor_parts()
-    client = anthropic.AsyncAnthropic(api_key=API_KEY, base_url=url, max_retries=0)
+def _person_call(client: Any, validator: Any, messages: Any) -> Callable[[], Awaitable[None]]:
+    """One floor call on the async SDK ``client``: the person schema's request, the answer
+    parsed and validated as a caller by hand would."""
 
     async def call() -> None:
         message = await client.messages.create(
@@ -105,7 +105,14 @@ async def floor_async(url: str) -> AsyncPair:
         if not validator.is_valid(value):
             raise _invalid(value)
 
-    return call, client.close
+    return call
+
+
+async def floor_async(url: str) -> AsyncPair:
+    anthropic, validator, messages = _floor_parts()
+    client = anthropic.AsyncAnthropic(api_key=API_KEY, base_url=url, max_retries=0)
+
+    return _person_call(client, validator, messages), client.close
 
 
 # --- the earlier floor: output_config + the 11-property invoice schema ----------------------------
@@ -397,18 +404,7 @@ async def floor_aiohttp_async(url: str) -> AsyncPair:
         http_client=anthropic.DefaultAioHttpClient(),
     )
 
-    async def call() -> None:
-        message = await client.messages.create(
-            model=PERSON_MODEL,
-            max_tokens=PERSON_MAX_TOKENS,
-            system=PERSON_SYSTEM,
-            messages=messages,
-        )
-        value = json.loads(message.content[0].text)
-        if not validator.is_valid(value):
-            raise _invalid(value)
-
-    return call, client.close
+    return _person_call(client, validator, messages), client.close
 
 
 @dataclass(frozen=True)
