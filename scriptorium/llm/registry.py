@@ -297,8 +297,10 @@ class ProviderSpec:
         return [(module, extra) for module, extra in needed if not module_installed(module)]
 
     def needs_key_for(self, options: Mapping[str, Any]) -> bool:
-        """Whether a profile with ``options`` needs a key: the one question every caller asks
-        (prepare, ``verify``, the kernel), whatever route the options choose."""
+        """Whether a profile with ``options`` needs a key, whatever route the options choose, as
+        far as this spec alone can say: a route deferring its key question to another provider
+        (``Route.key_rule_of``) is answered by :meth:`Registry.route_for`, which prepare and
+        ``verify`` ask."""
         return self.route_for(options).needs_key
 
     @property
