@@ -5,7 +5,7 @@ stream another way (Bedrock's ``converse_stream``)."""
 from __future__ import annotations
 
 from scriptorium.errors import LLMGenerateError
-from scriptorium.llm.retry.http import Classify, as_failure
+from scriptorium.llm.retry.http import Classify, as_failure, failure_error
 from scriptorium.redaction import redact
 
 __all__ = ["broken_stream"]
@@ -31,12 +31,9 @@ def broken_stream(
         f"{provider} {model}: {failure.reason} ({failure.message}) after the stream began",
         (key, *secrets),
     )
-    return LLMGenerateError(
+    return failure_error(
+        failure,
         message,
-        reason=failure.reason,
-        retryable=failure.retryable,
-        http_status=failure.http_status,
-        retry_after_s=failure.retry_after_s,
         attempts=attempts,
         provider=provider,
         model=model,

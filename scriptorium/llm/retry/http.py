@@ -17,7 +17,14 @@ from scriptorium.errors import LLMGenerateError
 from scriptorium.llm.deadline import DeadlineExceeded
 from scriptorium.llm.model import Failure
 
-__all__ = ["Classify", "as_failure", "classify_http", "parse_retry_after", "transport_failure"]
+__all__ = [
+    "Classify",
+    "as_failure",
+    "classify_http",
+    "failure_error",
+    "parse_retry_after",
+    "transport_failure",
+]
 
 #: ``classify(err)`` -> the :class:`Failure` an exception stands for (one per provider adapter).
 Classify = Callable[[BaseException], Failure]
@@ -43,6 +50,20 @@ def as_failure(err: BaseException, classify: Classify) -> Failure:
     except Exception as broken:
         note = f"unclassifiable {type(err).__name__} ({type(broken).__name__} in classify)"
         return Failure("invalid_response", False, message=note)
+
+
+def failure_error(failure: Failure, message: str, **fields: Any) -> LLMGenerateError:
+    """The ``LLMGenerateError`` a call ends with for ``failure`` (the other way from
+    :func:`as_failure`): its reason, retryability, status and retry-after, with ``message``
+    (already scrubbed) and the call's own ``fields`` (attempts, provider, model, ...)."""
+    return LLMGenerateError(
+        message,
+        reason=failure.reason,
+        retryable=failure.retryable,
+        http_status=failure.http_status,
+        retry_after_s=failure.retry_after_s,
+        **fields,
+    )
 
 
 def transport_failure(err: BaseException) -> Failure | None:

@@ -22,7 +22,7 @@ import scriptorium.llm.deadline as deadline
 import scriptorium.llm.report as scope
 from scriptorium.errors import LLMGenerateError, scrub_chain
 from scriptorium.llm.model import Failure, RetryInfo
-from scriptorium.llm.retry.http import Classify, as_failure
+from scriptorium.llm.retry.http import Classify, as_failure, failure_error
 from scriptorium.llm.retry.policy import SLEEP_SLICE_S, RetryHooks, RetryPolicy
 from scriptorium.redaction import redact
 
@@ -95,12 +95,9 @@ class _Loop:
             f" after {self.attempts} attempt(s) in {self.elapsed():.2f}s{note}",
             self.secrets,
         )
-        return LLMGenerateError(
+        return failure_error(
+            failure,
             message,
-            reason=failure.reason,
-            retryable=failure.retryable,
-            http_status=failure.http_status,
-            retry_after_s=failure.retry_after_s,
             attempts=self.attempts,
             elapsed_s=round(self.elapsed(), 6),
             provider=self.provider,
