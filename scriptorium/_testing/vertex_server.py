@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from scriptorium._testing.anthropic_server import FakeAnthropicServer
+
+# Vertex AI answers errors as every Google API does, Claude's routes included.
+from scriptorium._testing.gemini_server import error_body
 from scriptorium._testing.http import Answer, RecordedRequest
 
 __all__ = ["FakeVertexServer", "RecordedRequest"]
@@ -34,27 +36,6 @@ _MODEL_PATH = (
     r"/publishers/anthropic/models/(?P<model>[^/:]+):(?P<op>rawPredict|streamRawPredict)$"
 )
 _PREDICT = re.compile(_MODEL_PATH)
-
-_GOOGLE_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
-
-
-def _google_error(status: int, message: str) -> dict[str, Any]:
-    return {
-        "error": {
-            "code": status,
-            "message": message,
-            "status": _GOOGLE_STATUS.get(status, "UNKNOWN"),
-        }
-    }
 
 
 class FakeVertexServer(FakeAnthropicServer):
@@ -69,7 +50,7 @@ class FakeVertexServer(FakeAnthropicServer):
         """Refuses a request without a bearer token, as Google does."""
         if not request.headers.get("authorization", "").startswith("Bearer "):
             return Answer.json(
-                _google_error(401, "Request is missing required authentication credential."), 401
+                error_body(401, "Request is missing required authentication credential."), 401
             )
         return answer
 
@@ -80,7 +61,7 @@ class FakeVertexServer(FakeAnthropicServer):
             with self._lock:
                 self.count_requests.append(request)
             return self.count_tokens_answer(request)
-        return Answer.json(_google_error(404, f"no route {request.path}"), 404)
+        return Answer.json(error_body(404, f"no route {request.path}"), 404)
 
     def fail_google(
         self,
@@ -92,5 +73,5 @@ class FakeVertexServer(FakeAnthropicServer):
     ) -> None:
         """Queue an error in Google's shape (Vertex's own refusals: quota, permission, ...)."""
         self.reply_json(
-            _google_error(status, message), status=status, headers=headers, delay_s=delay_s
+            error_body(status, message), status=status, headers=headers, delay_s=delay_s
         )
