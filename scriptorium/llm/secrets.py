@@ -9,6 +9,9 @@ every occurrence from everything in an ``LLMResponse`` (its text, model, finish 
 string of its metadata), so ``RunResult.model``, ``attempts[].model``, ``metadata``, pickles,
 spans, batch records, cassettes and kernel lines never see one.
 
+A stream's text is scrubbed as it is handed out (:class:`StreamScrub`), a secret cut across two
+pieces included: the end of a piece that could begin a secret waits for the next piece.
+
 It runs where a provider's answer becomes scriptorium's: the SDK adapters' calls
 (:meth:`scriptorium.llm.adapter.SDKCall.answer`, before a recorder or a batch sees the answer)
 and the run's LLM boundary (``usecase.boundary``, for every client, custom ones included).
@@ -27,6 +30,7 @@ from scriptorium.llm.model import LLMResponse
 __all__ = [
     "MIN_SECRET_CHARS",
     "REDACTED",
+    "StreamScrub",
     "route_secrets",
     "scrub_response",
     "scrub_text",
@@ -108,3 +112,55 @@ def scrub_response(response: LLMResponse, secrets: Iterable[str | None]) -> LLMR
         name: _scrubbed(value, known) for name, value in fields.items() if _holds(value, known)
     }
     return response.model_copy(update=update) if update else response
+
+
+class StreamScrub:
+    """A stream's text pieces with every secret replaced, also one cut across pieces: the end of a
+    piece that could be the beginning of a secret is held back until the pieces after it say
+    whether it is one (:meth:`end` gives what is held when the stream is over). Without secrets
+    every piece passes as it is. No secret ever stands in the joined pieces handed out, and a
+    text holding no part of a secret is handed out as it came."""
+
+    __slots__ = ("_held", "_secrets")
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        self._secrets = secret_values(secrets)
+        self._held = ""
+
+    def piece(self, text: str) -> str:
+        """What of ``text`` (after what was held) can be handed out now, scrubbed."""
+        if not self._secrets:
+            return text
+        window = self._held + text
+        cut = self._cut(window)
+        self._held = window[cut:]
+        return scrub_text(window[:cut], self._secrets)
+
+    def end(self) -> str:
+        """What was held back, scrubbed: the stream is over, no secret can complete it."""
+        held, self._held = self._held, ""
+        return scrub_text(held, self._secrets)
+
+    def _cut(self, window: str) -> int:
+        """Where ``window`` can be cut: before its longest end that begins a secret, and never
+        inside a whole secret that crosses that point."""
+        cut = len(window)
+        for secret in self._secrets:
+            # The longest end of the window that is a proper beginning of this secret.
+            start = max(0, len(window) - len(secret) + 1)
+            while True:
+                start = window.find(secret[0], start)
+                if start < 0 or start >= cut:
+                    break
+                if secret.startswith(window[start:]):
+                    cut = start
+                    break
+                start += 1
+        moved = True
+        while moved:  # a whole secret across the cut moves it back to the secret's start
+            moved = False
+            for secret in self._secrets:
+                first = window.find(secret, max(0, cut - len(secret) + 1))
+                if 0 <= first < cut < first + len(secret):
+                    cut, moved = first, True
+        return cut

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any, Self
 
 from scriptorium.errors import LLMGenerateError, ScriptoriumError, scrub_chain, translate
+from scriptorium.llm.client import ReasoningChunk, StreamItem
 from scriptorium.llm.model import LLMRequest, LLMResponse
-from scriptorium.llm.secrets import scrub_response
+from scriptorium.llm.secrets import StreamScrub, scrub_response
 from scriptorium.redaction import redact
 from scriptorium.usecase.model import PreparedRun
 from scriptorium.usecase.repair import RepairResult
@@ -21,7 +22,7 @@ class LLMBoundary:
     double's own failure, see :func:`_test_failure`) and fills in the run's context on our own
     errors when the client left it out."""
 
-    __slots__ = ("_prepared", "_request", "_secrets", "_what")
+    __slots__ = ("_prepared", "_reasoning", "_request", "_secrets", "_text", "_what")
 
     def __init__(
         self,
@@ -39,6 +40,9 @@ class LLMBoundary:
             *(() if key is None else (key.get_secret_value(),)),
             *signing_secrets,
         )
+        #: A stream's answer text and reasoning, each scrubbed as it is handed out.
+        self._text = StreamScrub(self._secrets)
+        self._reasoning = StreamScrub(self._secrets)
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -48,6 +52,30 @@ class LLMBoundary:
     def response(self, response: object) -> LLMResponse:
         """:func:`checked_response` with every secret the request carried scrubbed from it."""
         return scrub_response(checked_response(response), self._secrets)
+
+    def streamed(self, item: object) -> list[StreamItem]:
+        """What a streamed ``item`` hands out: text (answer or reasoning) with every secret the
+        request carried scrubbed, a piece that may begin one held back until the next says; the
+        response (the last item) checked and scrubbed, after whatever text was held. Switching
+        between reasoning and answer text hands out what the other held first, so the order
+        stands."""
+        if isinstance(item, LLMResponse):
+            return [*self.held(), self.response(item)]
+        if not isinstance(item, str):
+            raise LLMGenerateError(
+                f"the client streamed {type(item).__name__}, not text", reason="invalid_response"
+            )
+        pieces: tuple[str, str]
+        if isinstance(item, ReasoningChunk):
+            pieces = (self._text.end(), ReasoningChunk(self._reasoning.piece(item)))
+        else:
+            pieces = (ReasoningChunk(self._reasoning.end()), self._text.piece(item))
+        return [p for p in pieces if p]
+
+    def held(self) -> list[StreamItem]:
+        """The text held back, once the stream is over (reasoning first)."""
+        pieces = (ReasoningChunk(self._reasoning.end()), self._text.end())
+        return [p for p in pieces if p]
 
     def repair(self, result: object) -> RepairResult:
         """:func:`checked_repair` with every secret the request carried scrubbed from its

@@ -315,9 +315,10 @@ def stream(step: Step, callees: Callees) -> Generator[StreamItem, None, None]:
         items = _opened(step, callees)
         try:
             for item in items:
-                yield _handed(checked, item)
+                yield from checked.streamed(item)
                 if isinstance(item, LLMResponse):
                     return
+            yield from checked.held()
         finally:
             if supports(items, _Closable):
                 cast(_Closable, items).close()
@@ -329,9 +330,12 @@ async def astream(step: Step, callees: Callees) -> AsyncGenerator[StreamItem, No
         items = _aopened(step, callees)
         try:
             async for item in items:
-                yield _handed(checked, item)
+                for handed in checked.streamed(item):
+                    yield handed
                 if isinstance(item, LLMResponse):
                     return
+            for handed in checked.held():
+                yield handed
         finally:
             if supports(items, _AsyncClosable):
                 await cast(_AsyncClosable, items).aclose()
@@ -373,18 +377,6 @@ async def _aone_chunk(
 ) -> AsyncIterator[StreamItem]:
     for item in _one_chunk(checked_repair(await _arepair(repairer, context))):
         yield item
-
-
-def _handed(checked: LLMBoundary, item: object) -> StreamItem:
-    """A streamed item as it is handed out: the response (the last item) checked, anything else
-    text."""
-    if isinstance(item, LLMResponse):
-        return checked.response(item)
-    if not isinstance(item, str):
-        raise LLMGenerateError(
-            f"the client streamed {type(item).__name__}, not text", reason="invalid_response"
-        )
-    return item
 
 
 @runtime_checkable

@@ -21,6 +21,7 @@ from scriptorium.llm.retry import RetryHooks
 from scriptorium.llm.secrets import REDACTED, scrub_response
 from scriptorium.prompt.model import Message
 from scriptorium.testing import FakeClient
+from scriptorium.usecase.events import TextDelta
 
 OPENAI_KEY = "gw-token-echo-3f9a1c77e2d4"
 SESSION_TOKEN = "IQoJb3JpZ2luX2VjEcanarySessionToken0987"
@@ -216,3 +217,21 @@ def test_the_bedrock_adapter_itself_scrubs_its_session_token_mid_stream(
     err = caught.value
     assert err.partial_text == "some "
     assert SESSION_TOKEN not in str(err) + repr(err) + pickle.dumps(err).decode("latin-1")
+
+
+@pytest.mark.parametrize("chunks", [2, 5, 23])
+def test_a_key_echoed_in_the_answer_is_in_no_delta_however_it_is_cut(
+    tmp_path: Path, openai_server: FakeOpenAIServer, bedrock_server: FakeBedrockServer, chunks: int
+) -> None:
+    """The deltas a caller reads as they come carry no secret, also one the client cut across
+    two deltas: the joined deltas are the final, scrubbed text."""
+    key = "caller-key-value-81726354"
+    echoed = LLMResponse(text=f"your key is {key}, keep it", model="m")
+    root = _project(tmp_path / "p", openai_server.url, bedrock_server.url)
+    client = FakeClient([echoed], chunks=chunks)
+    engine = Engine(root, client=client, env={"GATEWAY_KEY": "unused-key-1234"})
+    events = list(engine.stream(RunRequest(prompt_id="say", api_key=key)))
+    deltas = [event.text for event in events if isinstance(event, TextDelta)]
+    result = events[-1].result  # type: ignore[union-attr]
+    assert key not in "".join(deltas)
+    assert "".join(deltas) == result.output.text == f"your key is {REDACTED}, keep it"
