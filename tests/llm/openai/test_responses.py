@@ -55,18 +55,6 @@ PNG = (
 )
 
 
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(default_text=None) as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeOpenAIServer) -> FakeOpenAIServer:
-    shared_server.clear()
-    return shared_server
-
-
 @pytest.fixture
 def client() -> Iterator[OpenAIClient]:
     with OpenAIClient(hooks=HOOKS) as adapter:

@@ -5,7 +5,7 @@ stand-ins that enforce, ignore and refuse a schema, and ``check``'s warning."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +31,6 @@ SCHEMA: dict[str, Any] = {
     "properties": {"name": {"type": "string", "format": "email"}},
 }
 HOOKS = RetryHooks(sleep=lambda _s: None, jitter=lambda _lo, _hi: 1.0)
-
-
-@pytest.fixture(scope="module")
-def shared_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer(default_text=None) as fake:
-        yield fake
-
-
-@pytest.fixture
-def server(shared_server: FakeOpenAIServer) -> FakeOpenAIServer:
-    shared_server.clear()
-    return shared_server
 
 
 def _request(server: FakeOpenAIServer, options: dict[str, Any], **fields: Any) -> LLMRequest:
