@@ -39,14 +39,14 @@ def test_names_and_unknown_providers_import_no_plugin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(_site(tmp_path)))
-    registry = Registry(plugin_timeout_s=0.5)
+    registry = Registry(plugin_timeout_s=10.0)  # an import would be waited for that long
     started = time.monotonic()
     names = registry.names()
     assert {"toy", "quitter", "sleeper"} <= set(names)
     assert "twin" not in names  # a clash is no provider
     with pytest.raises(LLMGenerateError, match="unknown provider 'nosuch'"):
         registry.get("nosuch")
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 5
     assert registry.get("toy").name == "toy"
 
 
