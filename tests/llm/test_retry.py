@@ -549,7 +549,7 @@ def test_an_async_attempt_that_never_answers_ends_at_the_deadline() -> None:
     assert err.retryable
     assert err.attempts == 1
     assert cancelled == [True]
-    assert took < 0.2 + 0.5
+    assert took < 5  # the deadline (0.2 s) with room for a loaded machine, not the 60 s wait
 
 
 def test_a_sync_attempt_sees_its_deadline_and_a_nested_one_never_extends_it() -> None:

@@ -155,7 +155,7 @@ def test_lone_surrogates_in_stream_deltas_become_replacement_characters(
 def test_closing_a_stream_part_way_closes_its_connection(harness: Harness) -> None:
     """A consumer that stops reading closes the stream: nothing more comes, nothing is raised,
     and the connection it held is closed at once (not drained to the end)."""
-    harness.answer("x" * 60, chunks=2, pace_s=0.05)  # about 1.5 s to send in full
+    harness.answer("x" * 60, chunks=2, pace_s=0.1)  # about 3 s to send in full
 
     def cancel(client: Any) -> dict[str, Any]:
         before = harness.connections()
@@ -179,7 +179,7 @@ def test_closing_a_stream_part_way_closes_its_connection(harness: Harness) -> No
     assert isinstance(seen["first"], str)
     assert seen["first"]
     assert seen["rest"] == []
-    assert seen["closing_s"] < 0.5
+    assert seen["closing_s"] < 1.5  # at once, not after the rest of the stream
     if seen["during"] is None:
         return  # an in-process stream: closing it is all there is to cancel
     opened = seen["during"] - seen["before"]
