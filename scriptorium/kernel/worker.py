@@ -332,9 +332,12 @@ def main() -> int:
 
     SIGTERM and SIGINT are recorded, never raised (``__main__`` installed the handlers first
     thing; installing them again here covers an embedding that calls ``main`` itself), and end
-    the run with the ending of the kernel's table. When the work is still running then (a call in
-    flight, an import, a read of stdin), the process ends without waiting for it: its connection
-    is closed by the exit, and nothing it could still do would be reported.
+    the run with the ending of the kernel's table. The process then ends at once (``os._exit``),
+    whether or not the work is still running (a call in flight, an import, a read of stdin): its
+    connection is closed by the exit, and nothing it could still do would be reported. It does not
+    go through the interpreter's shutdown, which puts the default handlers back early on: a
+    supervisor's second signal arriving then would kill the process after its exit line, with
+    -SIGTERM for the code the line announced.
     """
     stop = install()
     protocol = _claim_stdout()
@@ -345,7 +348,7 @@ def main() -> int:
             protocol.close()
         except (OSError, ValueError):
             pass  # the supervisor closed its end
-    if stop.abandoned:
+    if stop.requested:
         sys.stderr.flush()
         os._exit(code)
     return code

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -231,9 +232,12 @@ def test_check_reports_prompts_and_profiles_linked_out_of_the_project(tmp_path: 
     } <= found
 
 
-def test_two_quick_sigterms_during_a_call_end_with_one_failed_exit() -> None:
-    """A supervisor that signals twice gets a failed exit line and code 1: the second signal
-    cannot interrupt the writing of the ending the first one asked for."""
+@pytest.mark.parametrize("second", ["at_once", "until_it_ends"])
+def test_two_quick_sigterms_during_a_call_end_with_one_failed_exit(second: str) -> None:
+    """A supervisor that signals twice (or again and again) gets a failed exit line and code 1:
+    a later signal cannot interrupt the writing of the ending the first one asked for, nor kill
+    the process once the ending is written (the interpreter's shutdown would have put the default
+    handler back: a signal arriving then ended the process with -SIGTERM)."""
     with FakeAnthropicServer() as server:
         server.delay(30.0)
         env = {
@@ -259,8 +263,16 @@ def test_two_quick_sigterms_during_a_call_end_with_one_failed_exit() -> None:
             while json.loads(proc.stdout.readline())["op"] != "iteration_start":
                 pass
             proc.send_signal(signal.SIGTERM)
-            proc.send_signal(signal.SIGTERM)
-            rest = [json.loads(line) for line in proc.stdout]
+            rest: list[dict[str, Any]] = []
+            if second == "until_it_ends":  # after the exit line, into the process's last moments
+                while not rest or rest[-1]["op"] != "exit":
+                    rest.append(json.loads(proc.stdout.readline()))
+                while proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+                    time.sleep(0.002)
+            else:
+                proc.send_signal(signal.SIGTERM)
+            rest += [json.loads(line) for line in proc.stdout]
             _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 1, (rest, stderr.decode())
     assert rest[-1]["op"] == "exit", rest

@@ -192,3 +192,49 @@ def test_a_stop_between_the_start_and_the_call_is_a_failed_exit_and_calls_nothin
     assert _ops(out)[-1] == "exit"
     assert _lines(out)[-1]["exit_kind"] == "failed"
     assert client.calls == 0
+
+
+class _Exited(Exception):
+    """Raised by the stand-in for ``os._exit``."""
+
+
+@pytest.mark.parametrize("work_over", [True, False])
+def test_a_stopped_kernel_ends_without_the_interpreters_shutdown(
+    monkeypatch: pytest.MonkeyPatch, work_over: bool
+) -> None:
+    """Once a stop was asked for, ``main`` ends the process with ``os._exit`` after the ending,
+    whether the work is still running or already over (it saw the stop before its call). The
+    interpreter's shutdown would put the default handlers back first thing: a supervisor's
+    second SIGTERM landing then killed the kernel after its exit line, -15 for the code 1 the
+    line had announced (seen in one run in three on a loaded machine)."""
+    from scriptorium.kernel import worker
+
+    exits: list[int] = []
+
+    def stopped_serve(stdin: Any, stdout: Any, env: Any, *, stop: Stop) -> int:
+        stop.request(signal.SIGTERM)
+        stop.abandoned = not work_over
+        return EXIT_FAILED
+
+    def exit_now(code: int) -> None:
+        exits.append(code)
+        raise _Exited
+
+    monkeypatch.setattr(worker, "install", Stop)  # no handler of the test process is touched
+    monkeypatch.setattr(worker, "_claim_stdout", io.BytesIO)
+    monkeypatch.setattr(worker, "serve", stopped_serve)
+    monkeypatch.setattr(os, "_exit", exit_now)
+    with pytest.raises(_Exited):
+        worker.main()
+    assert exits == [EXIT_FAILED]
+
+
+def test_a_kernel_that_was_not_stopped_returns_its_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No stop: the run's own code is returned and the interpreter ends normally."""
+    from scriptorium.kernel import worker
+
+    monkeypatch.setattr(worker, "install", Stop)
+    monkeypatch.setattr(worker, "_claim_stdout", io.BytesIO)
+    monkeypatch.setattr(worker, "serve", lambda *args, **kwargs: EXIT_COMPLETED)
+    monkeypatch.setattr(os, "_exit", lambda code: pytest.fail("os._exit without a stop"))
+    assert worker.main() == EXIT_COMPLETED
