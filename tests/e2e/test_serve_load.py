@@ -109,6 +109,7 @@ class Probe:
         return [done - asked for asked, done in self.answers if asked >= start and done <= end]
 
 
+@pytest.mark.slow  # 15 s of hostile CPU work, and latencies that a loaded machine stretches
 def test_healthz_answers_while_hostile_work_is_in_flight(served: Served) -> None:
     """A hostile 5 MB "JPEG" (refused as unreadable) and a 2-million-character hostile answer
     (read leniently, seconds of CPU) in flight together: the probe is answered throughout, quickly,

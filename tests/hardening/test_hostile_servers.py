@@ -41,7 +41,9 @@ from tests.hardening.hostile import (
 
 #: The budget of the deadline tests, and how far past it a run may end.
 BUDGET_S = 0.6
-SLACK_S = 0.5
+# Room for a loaded machine (the runs end well inside it when the machine is quiet); every
+# hostile server here goes on until it is closed, so a deadline that did not hold never ends.
+SLACK_S = 1.4
 STEP_S = 0.05  # how often a hostile server sends its next byte, line or event
 
 BODIES: dict[str, Callable[[str], bytes]] = {
