@@ -426,9 +426,40 @@ def describe(err: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
-class _Translating:
-    """The context manager :func:`translate` returns (a class, not a generator: it wraps every
-    collaborator call of every run, and a generator-based one costs several times more)."""
+class ErrorBoundary:
+    """The base of a context manager that turns a foreign exception raised in its block into a
+    sentinel: :meth:`rewrap` raises the sentinel (``from`` the cause it keeps) or returns to let
+    the exception go on unchanged. What is never rewrapped is decided here, once: no exception,
+    one of ``passes`` (the boundary's own sentinel, raised inside on purpose), and what is not an
+    ``Exception`` (``KeyboardInterrupt``, ``SystemExit``, a generator's exit).
+
+    A class, not a generator: boundaries wrap every collaborator call and every rendered section of
+    every run, where a generator-based context manager costs several times more."""
+
+    __slots__ = ()
+    #: The exceptions that pass through unchanged.
+    passes: ClassVar[tuple[type[BaseException], ...]] = (ScriptoriumError,)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        err: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if err is None or isinstance(err, self.passes) or not isinstance(err, Exception):
+            return
+        self.rewrap(err)
+
+    def rewrap(self, err: Exception) -> None:
+        """Raise the sentinel ``err`` becomes, or return to let ``err`` go on."""
+        raise NotImplementedError
+
+
+class _Translating(ErrorBoundary):
+    """The boundary :func:`translate` returns."""
 
     __slots__ = ("_attrs", "_error", "_secrets", "_what")
 
@@ -444,17 +475,7 @@ class _Translating:
         self._secrets = secrets
         self._attrs = attrs
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        err: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if err is None or isinstance(err, ScriptoriumError) or not isinstance(err, Exception):
-            return
+    def rewrap(self, err: Exception) -> None:
         secrets = tuple(s for s in self._secrets if s)
         message = redact(f"{self._what}: {describe(err)}", secrets)
         # Where a key is in play and the error holds it, the cause is a scrubbed stand-in (the

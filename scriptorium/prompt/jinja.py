@@ -14,7 +14,6 @@ import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, NamedTuple
 
 from jinja2 import Template, TemplateSyntaxError, UndefinedError, nodes
@@ -23,7 +22,7 @@ from jinja2.meta import find_undeclared_variables
 
 import scriptorium.prompt.cache_marks as cache_marks
 from scriptorium.artifact.model import Artifact, BinaryTextError
-from scriptorium.errors import PromptLoadError, PromptRenderError, describe
+from scriptorium.errors import ErrorBoundary, PromptLoadError, PromptRenderError, describe
 from scriptorium.hashing import hash_json
 from scriptorium.prompt._sandbox import (
     CURRENT_BUDGET,
@@ -128,27 +127,18 @@ def _render_error(err: Exception, prompt_id: str | None, place: _Place) -> Promp
     )
 
 
-class _translating:
-    """Any failure inside becomes ``PromptRenderError`` for ``place``. A class, not a generator:
-    it wraps every section of every render."""
+class _translating(ErrorBoundary):
+    """Any failure inside becomes ``PromptRenderError`` for ``place`` (it wraps every section of
+    every render)."""
 
     __slots__ = ("_place", "_prompt_id")
+    passes = (PromptRenderError,)
 
     def __init__(self, prompt_id: str | None, place: _Place) -> None:
         self._prompt_id = prompt_id
         self._place = place
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        err: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if err is None or isinstance(err, PromptRenderError) or not isinstance(err, Exception):
-            return
+    def rewrap(self, err: Exception) -> None:
         raise _render_error(err, self._prompt_id, self._place) from err
 
 

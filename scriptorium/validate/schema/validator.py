@@ -17,10 +17,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from scriptorium.errors import ValidationError, translate
+from scriptorium.errors import ErrorBoundary, ValidationError, translate
 from scriptorium.hashing import hash_json
 from scriptorium.validate.json.outcome import ParseOutcome
 from scriptorium.validate.json.strict import DEFAULT_MAX_CHARS, parse_lenient, parse_strict
@@ -307,23 +306,13 @@ class SchemaValidator:
         return _BROKEN
 
 
-class _BrokenValidator:
-    """Stateless, so one instance serves every validation (a generator-based context manager
-    cost a generator and a wrapper object twice per output)."""
+class _BrokenValidator(ErrorBoundary):
+    """Stateless, so one instance serves every validation."""
 
     __slots__ = ()
+    passes = (ValidationError,)
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        err: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if err is None or isinstance(err, ValidationError):
-            return
+    def rewrap(self, err: Exception) -> None:
         from referencing.exceptions import Unresolvable  # loaded with the validator that raised
 
         if isinstance(err, Unresolvable):
